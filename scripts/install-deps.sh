@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs every Debian package opscope needs to build and test (idempotent; needs root).
+# Usage: scripts/install-deps.sh [--test]   (--test adds what only the test suite needs)
+set -euo pipefail
+packages=(
+  g++ cmake ninja-build pkg-config
+  libsimdjson-dev nlohmann-json3-dev libfmt-dev libcli11-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
+)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev python3)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,54 @@
+// `opscope analyze MODEL`: import a graph (opscope JSON or ONNX), cost it, time it, report.
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cost/ledger.h"
+#include "import/import.h"
+#include "report/report_model.h"
+#include "roofline/roofline.h"
+
+namespace opscope::cli {
+namespace {
+
+struct AnalyzeOptions {
+  std::string model;
+  std::string device = kDefaultDevice;
+  std::vector<std::string> dims;
+  OutputOptions output;
+};
+
+Result<int> RunAnalyze(const AnalyzeOptions& o) {
+  auto dims = ParseDimOptions(o.dims);
+  if (!dims) return std::unexpected(dims.error());
+  auto device = device::ResolveDevice(o.device);
+  if (!device) return std::unexpected(device.error());
+  auto graph = import::ImportModel(o.model, *dims);
+  if (!graph) return std::unexpected(graph.error());
+  auto ledger = cost::BuildLedger(*graph, cost::Workload{*dims});
+  if (!ledger) return std::unexpected(Wrap(o.model, ledger.error()));
+  auto analysis = roofline::Estimate(*graph, *ledger, *device);
+  if (!analysis) return std::unexpected(Wrap(o.model, analysis.error()));
+  const report::ReportModel model =
+      report::BuildReport(*graph, *ledger, *analysis, *device, o.output.top);
+  return EmitReport(model, o.output);
+}
+
+}  // namespace
+
+Command AddAnalyzeCommand(CLI::App& root) {
+  auto options = std::make_shared<AnalyzeOptions>();
+  CLI::App* app = root.add_subcommand(
+      "analyze", "Cost every node of a model graph (opscope graph JSON or ONNX) on a device");
+  app->add_option("MODEL", options->model, "opscope graph .json or .onnx file")->required();
+  app->add_option("--device", options->device,
+                  "Device id (see 'opscope devices') or a device .json file")
+      ->capture_default_str();
+  app->add_option("--dim", options->dims, "Bind a symbolic dim: NAME=VALUE (repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  AddOutputOptions(*app, options->output);
+  return {app, [options] { return RunAnalyze(*options); }};
+}
+
+}  // namespace opscope::cli

@@ -1,0 +1,64 @@
+// Shared option handling and report output for the subcommands.
+#include "cli/common.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <set>
+
+#include "report/render.h"
+#include "support/checked_math.h"
+#include "support/file_io.h"
+
+namespace opscope::cli {
+
+void AddOutputOptions(CLI::App& app, OutputOptions& options) {
+  app.add_option("--format", options.format, "Report format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_option("--top", options.top, "Rows in the text report's top-N lists")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("-o,--output", options.output, "Write the report to FILE (default: stdout)");
+  app.add_flag("--strict", options.strict,
+               "Exit 1 when any node could not be costed (the report is still written)");
+}
+
+Result<int> EmitReport(const report::ReportModel& model, const OutputOptions& options) {
+  std::string text;
+  if (options.format == "json") {
+    text = report::RenderJson(model);
+  } else {
+    report::TextStyle style;
+    const char* no_color = std::getenv("NO_COLOR");
+    style.color = options.output == "-" && ::isatty(STDOUT_FILENO) != 0 &&
+                  (no_color == nullptr || no_color[0] == '\0');
+    text = report::RenderText(model, style);
+  }
+  if (auto ok = WriteFileAtomic(options.output, text); !ok) return std::unexpected(ok.error());
+  return options.strict && !model.not_costed.empty() ? 1 : 0;
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> ParseDimOptions(
+    const std::vector<std::string>& dims) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  std::set<std::string> seen;
+  for (const std::string& d : dims) {
+    const size_t eq = d.rfind('=');
+    if (eq == std::string::npos || eq == 0) {
+      return MakeError("option '--dim': expected NAME=VALUE, got '" + d + "'");
+    }
+    const std::string name = d.substr(0, eq);
+    const std::string value = d.substr(eq + 1);
+    auto v = ParseNonNegativeInt(value.data(), value.data() + value.size());
+    if (!v) {
+      return MakeError("option '--dim " + d + "': '" + value +
+                       "' is not a non-negative integer that fits 64 bits");
+    }
+    if (!seen.insert(name).second) return MakeError("option '--dim': '" + name + "' given twice");
+    out.emplace_back(name, *v);
+  }
+  return out;
+}
+
+}  // namespace opscope::cli

@@ -1,0 +1,241 @@
+// Builds the ledger: binds symbols, resolves every tensor once, costs every node through
+// the rule table, and sums the essential traffic the fused floor needs.
+#include "cost/ledger.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "cost/resolved.h"
+#include "cost/rules.h"
+#include "support/checked_math.h"
+
+namespace opscope::cost {
+namespace {
+
+using Status = ResolvedTensor::Status;
+
+Result<expr::Bindings> Bind(const ir::Graph& g, const Workload& workload,
+                            std::vector<std::pair<std::string, int64_t>>& bound) {
+  expr::Bindings b(g.symbols);
+  for (const auto& [sym, value] : g.dims) {
+    if (value < 0) {
+      return MakeError("dim '" + g.symbols.Name(sym) + "' is negative (" +
+                       std::to_string(value) + ")");
+    }
+    b.Set(sym, value);
+    bound.emplace_back(g.symbols.Name(sym), value);
+  }
+  for (const auto& [name, value] : workload.bindings) {
+    const auto id = g.symbols.Find(name);
+    if (!id) return MakeError("--dim '" + name + "': the model has no dim named '" + name + "'");
+    if (b.IsBound(*id)) {
+      for (const auto& [sym, fixed] : g.dims) {
+        if (sym == *id) {
+          return MakeError("--dim '" + name + "': the model fixes '" + name + "' = " +
+                           std::to_string(fixed));
+        }
+      }
+      return MakeError("--dim '" + name + "' is given twice");
+    }
+    if (value < 0) return MakeError("--dim '" + name + "': value must be >= 0");
+    b.Set(*id, value);
+    bound.emplace_back(name, value);
+  }
+  return b;
+}
+
+// Evaluates every tensor's shape and byte size under `b`. Bad input (negative, inexact or
+// overflowing dims; block mismatches on concrete shapes) is an error naming the tensor.
+Result<void> Resolve(const ir::Graph& g, const expr::Bindings& b,
+                     std::vector<int64_t>& storage, std::vector<ResolvedTensor>& out) {
+  size_t total_dims = 0;
+  for (const ir::Tensor& t : g.tensors) total_dims += t.shape.size();
+  storage.assign(total_dims, 0);
+  out.resize(g.tensors.size());
+  size_t offset = 0;
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    const ir::Tensor& t = g.tensors[i];
+    ResolvedTensor& r = out[i];
+    r.role = t.role;
+    r.format = t.format;
+    r.dims = std::span<const int64_t>(storage.data() + offset, t.shape.size());
+    bool concrete = true;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      concrete = concrete && t.shape[d].IsConstant();
+      auto v = t.shape[d].Eval(b);
+      if (!v) {
+        if (v.error().kind == expr::EvalError::Kind::kUnbound) {
+          if (r.status == Status::kOk) {
+            r.status = Status::kUnbound;
+            r.unbound = v.error().symbol;
+          }
+          continue;
+        }
+        return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " ('" +
+                         t.shape[d].ToString(g.symbols) + "'): " + v.error().Message(g.symbols));
+      }
+      if (*v < 0) {
+        return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " ('" +
+                         t.shape[d].ToString(g.symbols) + "') is negative (" +
+                         std::to_string(*v) + ")");
+      }
+      storage[offset + d] = *v;
+    }
+    offset += t.shape.size();
+    if (r.status != Status::kOk) continue;
+    uint64_t elems = 1;
+    for (int64_t d : r.dims) {
+      auto e = CheckedMul(elems, static_cast<uint64_t>(d));
+      if (!e) return MakeError("tensor '" + t.name + "': element count overflows 64 bits");
+      elems = *e;
+    }
+    r.elems = elems;
+    auto bytes = format::TensorBytes(t.format, r.dims);
+    if (!bytes) {
+      if (bytes.error() == format::SizeError::kBlockMismatch) {
+        const std::string why = "tensor '" + t.name + "': last dim " +
+                                std::to_string(r.Last()) + " is not a multiple of " +
+                                std::string(format::FormatName(t.format)) + "'s " +
+                                std::to_string(format::Info(t.format).block) + "-element block";
+        if (concrete) return MakeError(why);
+        r.status = Status::kBlockMismatch;
+        continue;
+      }
+      return MakeError("tensor '" + t.name + "': byte size overflows 64 bits");
+    }
+    r.bytes = *bytes;
+  }
+  return {};
+}
+
+// Why a node whose tensors did not all resolve is not costed.
+std::optional<std::string> UnresolvedReason(const ir::Graph& g, const ir::Node& n,
+                                            const std::vector<ResolvedTensor>& resolved) {
+  auto check = [&](ir::TensorId id) -> std::optional<std::string> {
+    const ResolvedTensor& r = resolved[id];
+    const ir::Tensor& t = g.tensors[id];
+    switch (r.status) {
+      case Status::kOk:
+        return std::nullopt;
+      case Status::kUnbound: {
+        const std::string& sym = g.symbols.Name(r.unbound);
+        return "dim '" + sym + "' of tensor '" + t.name + "' is not bound (pass --dim " + sym +
+               "=VALUE)";
+      }
+      case Status::kBlockMismatch:
+        return "tensor '" + t.name + "': last dim " + std::to_string(r.Last()) +
+               " is not a multiple of " + std::string(format::FormatName(t.format)) + "'s " +
+               std::to_string(format::Info(t.format).block) + "-element block";
+    }
+    return std::nullopt;
+  };
+  for (ir::TensorId id : n.inputs) {
+    if (auto why = check(id)) return why;
+  }
+  for (ir::TensorId id : n.outputs) {
+    if (auto why = check(id)) return why;
+  }
+  return std::nullopt;
+}
+
+// Multiplies a cost by the node's repeat count (a loop's trip count).
+Result<void> ApplyRepeat(const ir::Node& n, NodeCost& c) {
+  if (n.repeat == 1) return {};
+  for (uint64_t* field : {&c.bytes_read, &c.bytes_written, &c.bytes_weights, &c.bytes_state,
+                          &c.flops}) {
+    auto r = CheckedMul(*field, n.repeat);
+    if (!r) return MakeError("node '" + n.name + "': repeated cost overflows 64 bits");
+    *field = *r;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
+  Ledger ledger;
+  auto bindings = Bind(graph, workload, ledger.bound_dims);
+  if (!bindings) return std::unexpected(bindings.error());
+  std::vector<int64_t> storage;
+  std::vector<ResolvedTensor> resolved;
+  if (auto ok = Resolve(graph, *bindings, storage, resolved); !ok) {
+    return std::unexpected(ok.error());
+  }
+
+  ledger.nodes.resize(graph.nodes.size());
+  std::vector<std::string> assumptions;
+  std::vector<uint64_t> floor_weight(graph.tensors.size(), 0);
+  std::vector<uint8_t> io_counted(graph.tensors.size(), 0);
+  std::vector<uint8_t> is_output(graph.tensors.size(), 0);
+  for (ir::TensorId t : ir::GraphOutputs(graph)) is_output[t] = 1;
+
+  std::vector<const ResolvedTensor*> ins, outs;  // reused across nodes
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ir::Node& node = graph.nodes[i];
+    NodeCost& cost = ledger.nodes[i];
+    if (auto why = UnresolvedReason(graph, node, resolved)) {
+      cost.reason = *why;
+      continue;
+    }
+    if (node.cost_twin >= 0 && ledger.nodes[node.cost_twin].costed &&
+        graph.nodes[node.cost_twin].repeat == node.repeat) {
+      cost = ledger.nodes[node.cost_twin];
+    } else {
+      ins.clear();
+      outs.clear();
+      for (ir::TensorId t : node.inputs) ins.push_back(&resolved[t]);
+      for (ir::TensorId t : node.outputs) outs.push_back(&resolved[t]);
+      RuleInput rule_in{graph, node, std::move(ins), std::move(outs), *bindings};
+      auto c = CostNode(rule_in, assumptions);
+      ins = std::move(rule_in.inputs);
+      outs = std::move(rule_in.outputs);
+      if (!c) {
+        if (c.error().kind == RuleFailure::Kind::kBadInput) {
+          return MakeError(c.error().message);
+        }
+        cost.reason = c.error().message;
+        continue;
+      }
+      cost = std::move(*c);
+      if (auto ok = ApplyRepeat(node, cost); !ok) return std::unexpected(ok.error());
+    }
+    // Essential traffic: each weight once, at the most any one node must read of it (a
+    // table gathered by one node and read whole by a tied LM head is read whole); graph
+    // inputs and outputs once; state as the nodes read and write it.
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const ir::TensorId t = node.inputs[k];
+      const ResolvedTensor& r = resolved[t];
+      if (r.IsWeight()) {
+        uint64_t need = r.bytes;
+        for (const auto& [index, bytes] : cost.floor_input_bytes) {
+          if (index == k) need = bytes;
+        }
+        floor_weight[t] = std::max(floor_weight[t], need);
+      } else if (r.role == ir::Role::kInput && !io_counted[t]) {
+        io_counted[t] = 1;
+        ledger.essential_io_bytes += r.bytes;
+      }
+    }
+    for (ir::TensorId t : node.outputs) {
+      if (is_output[t] && !io_counted[t]) {
+        io_counted[t] = 1;
+        ledger.essential_io_bytes += resolved[t].bytes;
+      }
+    }
+    ledger.essential_state_bytes = SaturatingAdd(ledger.essential_state_bytes, cost.bytes_state);
+  }
+  for (uint64_t b : floor_weight) {
+    ledger.essential_weight_bytes = SaturatingAdd(ledger.essential_weight_bytes, b);
+  }
+  // Deduplicate assumptions, keeping first-seen order.
+  std::unordered_set<std::string> seen;
+  for (const std::string& a : graph.assumptions) {
+    if (seen.insert(a).second) ledger.assumptions.push_back(a);
+  }
+  for (std::string& a : assumptions) {
+    if (seen.insert(a).second) ledger.assumptions.push_back(std::move(a));
+  }
+  return ledger;
+}
+
+}  // namespace opscope::cost

@@ -1,0 +1,74 @@
+// The bytes-moved ledger: per node, the bytes that must move and the FLOPs that must happen,
+// computed by one cost rule per op family (rules.cc) from the node's resolved shapes.
+//
+// Per op it is a lower bound on traffic: each input read once, each output written once,
+// perfect reuse inside the op and none across ops. Leaves (inputs, weights, constants) move
+// nothing by themselves. A node that cannot be costed (unbound symbol, missing attribute,
+// unknown op) is listed with its reason and contributes zeros: nothing is guessed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "format/mma_class.h"
+#include "ir/graph.h"
+#include "support/error.h"
+
+namespace opscope::cost {
+
+struct NodeCost {
+  bool costed = false;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t bytes_weights = 0;  // the part of bytes_read from weight/constant tensors
+  uint64_t bytes_state = 0;    // the part of reads + writes from state tensors
+  uint64_t flops = 0;
+  // False when the op has no FLOP model: its 0 FLOPs are "unknown", listed in the report.
+  bool flop_model = true;
+  // The class the node's estimate runs at (kNone: vector units), and the fastest class an
+  // engine may run it at by quantizing activations on the fly (the fused floor's class).
+  format::MmaClass mma_class = format::MmaClass::kNone;
+  format::MmaClass floor_class = format::MmaClass::kNone;
+  // Inputs the fused floor reads at less than their full size, by input position: routed
+  // experts at top_k experts, embedding tables at the gathered rows. Every other weight input
+  // counts its full size once per step.
+  std::vector<std::pair<uint32_t, uint64_t>> floor_input_bytes;
+  std::string reason;  // why not costed
+  std::string note;    // a per-node choice that changes numbers ("MLA absorbed form")
+
+  uint64_t bytes() const { return bytes_read + bytes_written; }
+};
+
+// Symbol bindings for one analysis, by name: --dim NAME=VALUE, or an importer's workload
+// (n, seqs, ctx). The graph's own dims take precedence and may not be rebound.
+struct Workload {
+  std::vector<std::pair<std::string, int64_t>> bindings;
+};
+
+struct Ledger {
+  std::vector<NodeCost> nodes;  // parallel to graph.nodes
+  // Essential traffic for the fused floor: each weight once (at its minimum), state reads
+  // and writes, graph inputs read and graph outputs written by costed nodes.
+  uint64_t essential_weight_bytes = 0;
+  uint64_t essential_state_bytes = 0;
+  uint64_t essential_io_bytes = 0;
+  // Assumptions that changed numbers (uniform routing, causal masking, ...), deduplicated,
+  // in first-seen order.
+  std::vector<std::string> assumptions;
+  // The bindings in effect (graph dims, then workload), for the report.
+  std::vector<std::pair<std::string, int64_t>> bound_dims;
+
+  uint64_t essential_bytes() const {
+    return essential_weight_bytes + essential_state_bytes + essential_io_bytes;
+  }
+};
+
+// Costs every node. Bad input found on the way (a --dim for a symbol the graph does not
+// have or already fixes, a negative, inexact or overflowing dim after binding, a block
+// mismatch on concrete dims) is an error naming the tensor; everything else is recorded
+// per node.
+Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload);
+
+}  // namespace opscope::cost

@@ -1,0 +1,57 @@
+// A device: the figures the roofline needs (bandwidth, peaks per MMA class, memory), with
+// their source. The built-in database is data/devices.json, embedded at build time.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/mma_class.h"
+#include "support/error.h"
+
+namespace opscope::device {
+
+struct Device {
+  std::string name;         // the id users type: "h100-sxm"
+  std::string description;  // "NVIDIA H100 SXM5 80GB"
+  double memory_bytes = 0;
+  double dram_bytes_per_s = 0;
+  // Dense peak FLOP/s (OP/s for int8) per class, indexed by MmaClass; absent when the device
+  // has no such unit. kFp32 is the vector (non-tensor) FP32 rate non-MMA ops run at.
+  std::array<std::optional<double>, format::kNumMmaClasses> peak_flops_per_s{};
+  std::optional<double> l2_bytes;
+  // Per device, per direction, within a node (NVLink, Infinity Fabric, ICI, PCIe).
+  std::optional<double> interconnect_bytes_per_s;
+  // Per device, per direction, across nodes (e.g. 400 Gb/s InfiniBand = 50e9).
+  std::optional<double> network_bytes_per_s;
+  std::string source;
+
+  std::optional<double> Peak(format::MmaClass c) const {
+    return peak_flops_per_s[static_cast<int>(c)];
+  }
+};
+
+// Every built-in device, in file order. Parsed once from the embedded data/devices.json.
+const std::vector<Device>& BuiltinDevices();
+
+// A built-in device by id; the error lists the nearest known ids.
+Result<Device> FindBuiltinDevice(std::string_view name);
+
+// Parses one device document: either a single device object or {"devices": [...]} with
+// exactly one entry. `origin` names the file in errors. Validates every field: required
+// fields present, numbers finite and positive, unknown fields and classes rejected.
+Result<Device> ParseDeviceJson(std::string_view json_text, std::string_view origin);
+
+// Loads a user's device file (--device FILE.json).
+Result<Device> LoadDeviceFile(const std::string& path);
+
+// Parses the whole database text ({"devices": [...]}); used for the embedded copy and tests.
+Result<std::vector<Device>> ParseDeviceDatabase(std::string_view json_text,
+                                                std::string_view origin);
+
+// Resolves --device: an existing path ending in .json loads the file, anything else is an id.
+Result<Device> ResolveDevice(std::string_view name_or_path);
+
+}  // namespace opscope::device

@@ -1,0 +1,111 @@
+// The quantization recipe of an LLM step: which format every weight tensor is stored in, and
+// the formats of activations, KV cache and recurrent state. Defaults come from the config
+// (dtype, quantization_config, mamba_ssm_dtype); options override them.
+//
+// Weights (docs/llm.md has the table):
+//  * a format of the formats table (--weights nvfp4, or the checkpoint's fp8 / int4 groups):
+//    every matrix of the layers (attention and MLA projections, MLP, routed and shared
+//    experts, GatedDeltaNet and Mamba2 projections); embeddings, LM head, router, norms,
+//    biases, sinks and conv weights keep the model dtype (e_score_correction_bias: f32).
+//    The checkpoint's mxfp4 (gpt-oss) covers the routed experts only.
+//  * a llama.cpp file type (q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k_m q4_k_m q5_k_m q6_k): per
+//    tensor as llama.cpp's llama_tensor_get_type chooses (src/llama-quant.cpp): the output
+//    tensor gets q6_k (q8_0 when its rows are not a multiple of 256), attention-V and some
+//    FFN-down tensors more bits, 1-D tensors, norms, the router and conv weights f32, and a
+//    row length that is not a multiple of 256 falls back to a 32-block type (q4_k -> q5_0,
+//    q5_k -> q5_1, q6_k -> q8_0, q2_k/q3_k -> q4_0), as llama.cpp's tensor_type_fallback.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/format.h"
+#include "import/hf_config/model_spec.h"
+#include "support/error.h"
+
+namespace opscope::import::hf {
+
+// llama.cpp file types (LLAMA_FTYPE_MOSTLY_*) opscope maps per tensor.
+enum class GgufFileType : uint8_t { kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0, kQ2K, kQ3KM, kQ4KM, kQ5KM, kQ6K };
+std::optional<GgufFileType> ParseGgufFileType(std::string_view name);
+std::string_view GgufFileTypeName(GgufFileType t);
+inline constexpr std::string_view kGgufFileTypeNames[] = {
+    "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"};
+
+// What a weight tensor is, for choosing its format (llama.cpp's tensor categories, plus the
+// tensors llama.cpp never quantizes).
+enum class WeightRole : uint8_t {
+  kEmbedding,      // token_embd
+  kLmHead,         // output
+  kAttnQ, kAttnK, kAttnV,
+  kAttnQkv,        // a fused projection (attention-V-like in llama.cpp)
+  kAttnKvB,        // MLA kv_b_proj (attention-V-like)
+  kAttnOut,
+  kFfnGate,        // dense or shared gate(+up) projection
+  kFfnUp,          // up projection of a non-gated MLP
+  kFfnDown,
+  kExpertGate,     // routed experts [E, out, k]
+  kExpertUp,
+  kExpertDown,
+  kOtherMatrix,    // MLA q_a/q_b/kv_a, GatedDeltaNet and Mamba2 projections
+  kRouter,         // ffn_gate_inp: never quantized
+  kConv,           // ssm_conv1d: never quantized
+  kNorm,
+  kVector,         // biases, sinks, A_log, D, dt_bias: 1-D or bias tensors
+  kScoreBias,      // e_score_correction_bias (f32 in checkpoints)
+};
+
+struct RecipeOptions {
+  std::optional<std::string> weights, activations, kv, state;  // as typed
+};
+
+struct Recipe {
+  std::optional<GgufFileType> gguf;  // per-tensor llama.cpp mapping
+  // Uniform matrix format and which matrices it covers (kNone: all in the model dtype).
+  CheckpointQuant::Scope scope = CheckpointQuant::Scope::kNone;
+  format::Format matrix = format::Format::kBf16;
+  format::Format dtype = format::Format::kBf16;       // norms, embeddings, biases (HF)
+  format::Format compute = format::Format::kBf16;     // activations between ops
+  format::Format gemm_input = format::Format::kBf16;  // activations entering matrix ops
+  format::Format kv = format::Format::kBf16;
+  format::Format state = format::Format::kBf16;       // GatedDeltaNet / SSM state
+  format::Format conv_state = format::Format::kBf16;  // causal-conv state (compute dtype)
+  // For reports: "q4_k_m (llama.cpp)", "fp8_e4m3_b128x128 (config) + bf16", ...
+  std::string weights_label, activations_label;
+  std::vector<std::string> assumptions;
+};
+
+// Resolves options against the config's defaults. Errors name the option and value
+// ("--weights 'q4_x': unknown format or llama.cpp file type ...").
+Result<Recipe> ResolveRecipe(const ModelSpec& spec, const RecipeOptions& options);
+
+// Where a weight sits, for the per-layer llama.cpp rules.
+struct WeightSite {
+  WeightRole role;
+  int64_t layer = -1;  // -1 outside the layers
+  int64_t row = 0;     // the row length k (GGUF blocks run along it)
+};
+
+// Chooses formats of weight tensors. Precomputes the layer indices llama.cpp's counters
+// would reach (attention-V tensors in layer order, FFN-down tensors).
+class WeightFormats {
+ public:
+  WeightFormats(const ModelSpec& spec, const Recipe& recipe);
+  // The format of one weight; an error names the tensor when its rows do not fit the
+  // recipe's block and no fallback exists.
+  Result<format::Format> Choose(const WeightSite& site, std::string_view tensor_name) const;
+
+ private:
+  format::Format Gguf(const WeightSite& site) const;
+
+  const ModelSpec& spec_;
+  const Recipe& recipe_;
+  std::vector<int64_t> attn_v_index_;    // per layer: index among attention-V tensors
+  int64_t attn_v_count_ = 0;
+  std::vector<int64_t> ffn_down_index_;  // per layer: llama.cpp's i_layer for ffn_down
+};
+
+}  // namespace opscope::import::hf

@@ -1,0 +1,91 @@
+// A minimal streaming JSON writer: appends to a string, escapes strings, prints integers
+// exactly and doubles in the shortest form that round-trips. Deterministic by construction.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace opscope::report {
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::string& out) : out_(out) {}
+
+  JsonWriter& BeginObject() { Comma(); out_ += '{'; first_ = true; return *this; }
+  JsonWriter& EndObject() { out_ += '}'; first_ = false; return *this; }
+  JsonWriter& BeginArray() { Comma(); out_ += '['; first_ = true; return *this; }
+  JsonWriter& EndArray() { out_ += ']'; first_ = false; return *this; }
+
+  // Object key; the next value call writes its value.
+  JsonWriter& Key(std::string_view k) {
+    Comma();
+    String(k);
+    out_ += ':';
+    first_ = true;  // the value that follows takes no comma
+    return *this;
+  }
+
+  JsonWriter& Value(std::string_view s) { Comma(); String(s); return *this; }
+  JsonWriter& Value(const char* s) { return Value(std::string_view(s)); }
+  JsonWriter& Value(bool b) { Comma(); out_ += b ? "true" : "false"; return *this; }
+  JsonWriter& Value(uint64_t v) { Comma(); AppendNumber(v); return *this; }
+  JsonWriter& Value(int64_t v) { Comma(); AppendNumber(v); return *this; }
+  JsonWriter& Value(int v) { return Value(static_cast<int64_t>(v)); }
+  JsonWriter& Value(double v) {
+    Comma();
+    if (!std::isfinite(v)) {
+      out_ += "null";
+    } else {
+      char buf[32];
+      auto r = std::to_chars(buf, buf + sizeof buf, v);
+      out_.append(buf, r.ptr);
+    }
+    return *this;
+  }
+  JsonWriter& Null() { Comma(); out_ += "null"; return *this; }
+
+ private:
+  template <typename T>
+  void AppendNumber(T v) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, r.ptr);
+  }
+
+  void Comma() {
+    if (!first_) out_ += ',';
+    first_ = false;
+  }
+
+  void String(std::string_view s) {
+    out_ += '"';
+    for (char ch : s) {
+      const auto c = static_cast<unsigned char>(ch);
+      switch (c) {
+        case '"': out_ += "\\\""; break;
+        case '\\': out_ += "\\\\"; break;
+        case '\n': out_ += "\\n"; break;
+        case '\r': out_ += "\\r"; break;
+        case '\t': out_ += "\\t"; break;
+        default:
+          if (c < 0x20) {
+            static constexpr char kHex[] = "0123456789abcdef";
+            out_ += "\\u00";
+            out_ += kHex[c >> 4];
+            out_ += kHex[c & 15];
+          } else {
+            out_ += ch;
+          }
+      }
+    }
+    out_ += '"';
+  }
+
+  std::string& out_;
+  bool first_ = true;
+};
+
+}  // namespace opscope::report

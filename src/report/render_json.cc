@@ -1,0 +1,169 @@
+// JSON report, schema_version 1 (DESIGN "JSON output"): field names exactly as specified,
+// graph order, byte and FLOP counts as exact integers, times in seconds.
+#include "report/json_writer.h"
+#include "report/render.h"
+
+namespace opscope::report {
+namespace {
+
+void WriteDevice(JsonWriter& w, const device::Device& d) {
+  w.BeginObject();
+  w.Key("name").Value(d.name);
+  w.Key("description").Value(d.description);
+  w.Key("memory_bytes").Value(d.memory_bytes);
+  w.Key("dram_bytes_per_s").Value(d.dram_bytes_per_s);
+  w.Key("peak_flops_per_s").BeginObject();
+  for (format::MmaClass c : format::kPeakClasses) {
+    if (auto p = d.Peak(c)) w.Key(format::MmaClassName(c)).Value(*p);
+  }
+  w.EndObject();
+  if (d.l2_bytes) w.Key("l2_bytes").Value(*d.l2_bytes);
+  if (d.interconnect_bytes_per_s) {
+    w.Key("interconnect_bytes_per_s").Value(*d.interconnect_bytes_per_s);
+  }
+  if (d.network_bytes_per_s) w.Key("network_bytes_per_s").Value(*d.network_bytes_per_s);
+  w.Key("source").Value(d.source);
+  w.EndObject();
+}
+
+void WriteTotals(JsonWriter& w, const roofline::Totals& t) {
+  w.BeginObject();
+  w.Key("bytes_read").Value(t.bytes_read);
+  w.Key("bytes_written").Value(t.bytes_written);
+  w.Key("bytes_weights").Value(t.bytes_weights);
+  w.Key("bytes_state").Value(t.bytes_state);
+  w.Key("bytes").Value(t.bytes());
+  w.Key("flops").Value(t.flops);
+  w.Key("intensity").Value(t.intensity());
+  w.Key("time_s").Value(t.time_s);
+  w.Key("memory_bound_bytes").Value(t.memory_bound_bytes);
+  w.Key("compute_bound_bytes").Value(t.compute_bound_bytes);
+  w.Key("fused_floor_s").Value(t.fused_floor_s);
+  w.Key("nodes").Value(t.nodes);
+  w.Key("nodes_costed").Value(t.nodes_costed);
+  w.EndObject();
+}
+
+void WriteNode(JsonWriter& w, const NodeRow& n) {
+  w.BeginObject();
+  w.Key("name").Value(n.name);
+  w.Key("op").Value(n.op);
+  w.Key("source_op").Value(n.source_op.empty() ? n.op : n.source_op);
+  w.Key("costed").Value(n.costed);
+  w.Key("bytes_read").Value(n.bytes_read);
+  w.Key("bytes_written").Value(n.bytes_written);
+  w.Key("bytes_weights").Value(n.bytes_weights);
+  w.Key("bytes_state").Value(n.bytes_state);
+  w.Key("bytes").Value(n.bytes());
+  w.Key("flops").Value(n.flops);
+  w.Key("intensity");
+  if (n.intensity) {
+    w.Value(*n.intensity);
+  } else {
+    w.Null();
+  }
+  w.Key("mma_class").Value(n.mma_class);
+  w.Key("time_s").Value(n.time_s);
+  w.Key("bound").Value(n.bound);
+  w.EndObject();
+}
+
+void WriteLlm(JsonWriter& w, const LlmFigures& l) {
+  w.BeginObject();
+  w.Key("phase").Value(l.phase);
+  w.Key("params_total").Value(l.params_total);
+  w.Key("params_active").Value(l.params_active);
+  w.Key("params_embedding").Value(l.params_embedding);
+  w.Key("weight_bytes").Value(l.weight_bytes);
+  w.Key("kv_bytes_per_token").Value(l.kv_bytes_per_token);
+  w.Key("kv_window_bytes_per_seq").Value(l.kv_window_bytes_per_seq);
+  w.Key("state_bytes_per_seq").Value(l.state_bytes_per_seq);
+  w.Key("step_time_s").Value(l.step_time_s);
+  w.Key("tokens_per_s").Value(l.tokens_per_s);
+  if (l.ttft_s) w.Key("ttft_s").Value(*l.ttft_s);
+  if (l.e2e_s) w.Key("e2e_s").Value(*l.e2e_s);
+  if (l.tpot_s) w.Key("tpot_s").Value(*l.tpot_s);
+  w.Key("max_batch").Value(l.max_batch);
+  w.Key("fits").Value(l.fits);
+  w.Key("recipe").BeginObject();
+  w.Key("weights").Value(l.weights_format);
+  w.Key("activations").Value(l.activations_format);
+  w.Key("kv").Value(l.kv_format);
+  w.Key("state").Value(l.state_format);
+  w.EndObject();
+  w.EndObject();
+}
+
+void WriteParallel(JsonWriter& w, const ParallelFigures& p) {
+  w.BeginObject();
+  w.Key("tp").Value(p.tp);
+  w.Key("ep").Value(p.ep);
+  w.Key("pp").Value(p.pp);
+  w.Key("dp_attention").Value(p.dp_attention);
+  w.Key("devices").Value(p.devices);
+  w.Key("weight_bytes_per_device").Value(p.weight_bytes_per_device);
+  w.Key("kv_bytes_per_token_per_device").Value(p.kv_bytes_per_token_per_device);
+  w.Key("comm_time_s").Value(p.comm_time_s);
+  w.Key("tokens_per_s_per_device").Value(p.tokens_per_s_per_device);
+  w.EndObject();
+}
+
+}  // namespace
+
+std::string RenderJson(const ReportModel& m) {
+  std::string out;
+  out.reserve(1024 + m.nodes.size() * 320);
+  JsonWriter w(out);
+  w.BeginObject();
+  w.Key("schema_version").Value(m.schema_version);
+  w.Key("model").Value(m.model);
+  w.Key("device");
+  WriteDevice(w, m.device);
+  w.Key("workload").BeginObject();
+  for (const auto& [name, value] : m.workload) w.Key(name).Value(value);
+  w.EndObject();
+  w.Key("totals");
+  WriteTotals(w, m.totals);
+  w.Key("nodes").BeginArray();
+  for (const NodeRow& n : m.nodes) WriteNode(w, n);
+  w.EndArray();
+  w.Key("by_op").BeginArray();
+  for (const ByOpRow& b : m.by_op) {
+    w.BeginObject();
+    w.Key("op").Value(b.op);
+    w.Key("count").Value(b.count);
+    w.Key("bytes").Value(b.bytes);
+    w.Key("flops").Value(b.flops);
+    w.Key("time_s").Value(b.time_s);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("not_costed").BeginArray();
+  for (const NotCosted& n : m.not_costed) {
+    w.BeginObject();
+    w.Key("name").Value(n.name);
+    w.Key("op").Value(n.op);
+    w.Key("reason").Value(n.reason);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("no_flop_model").BeginArray();
+  for (const std::string& op : m.no_flop_model) w.Value(op);
+  w.EndArray();
+  w.Key("assumptions").BeginArray();
+  for (const std::string& a : m.assumptions) w.Value(a);
+  w.EndArray();
+  if (m.llm) {
+    w.Key("llm");
+    WriteLlm(w, *m.llm);
+  }
+  if (m.parallel) {
+    w.Key("parallel");
+    WriteParallel(w, *m.parallel);
+  }
+  w.EndObject();
+  out += '\n';
+  return out;
+}
+
+}  // namespace opscope::report

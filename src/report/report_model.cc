@@ -1,0 +1,77 @@
+// Builds the ReportModel from the graph, ledger and roofline: the only place report rows
+// are computed; renderers only format them.
+#include "report/report_model.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace opscope::report {
+
+ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
+                        const roofline::Analysis& analysis, const device::Device& device,
+                        int top_n) {
+  ReportModel m;
+  m.model = graph.name;
+  m.device = device;
+  m.workload = ledger.bound_dims;
+  m.totals = analysis.totals;
+  m.ridges = analysis.ridges;
+  m.top_n = top_n;
+  m.assumptions = ledger.assumptions;
+  m.assumptions.insert(m.assumptions.end(), analysis.notes.begin(), analysis.notes.end());
+
+  m.nodes.reserve(graph.nodes.size());
+  std::map<std::string_view, ByOpRow> by_op;
+  std::set<std::string> no_flop_model;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ir::Node& n = graph.nodes[i];
+    const cost::NodeCost& c = ledger.nodes[i];
+    const roofline::NodeTime& t = analysis.nodes[i];
+    NodeRow row;
+    row.name = n.name;
+    row.op = std::string(ir::OpName(n.op));
+    row.source_op = n.source_op;
+    row.costed = c.costed;
+    row.bytes_read = c.bytes_read;
+    row.bytes_written = c.bytes_written;
+    row.bytes_weights = c.bytes_weights;
+    row.bytes_state = c.bytes_state;
+    row.flops = c.flops;
+    if (c.bytes() > 0) row.intensity = static_cast<double>(c.flops) / static_cast<double>(c.bytes());
+    row.mma_class = std::string(format::MmaClassName(c.mma_class));
+    row.time_s = t.time_s;
+    row.bound = std::string(roofline::BoundName(t.bound));
+    row.flop_model = c.flop_model;
+    if (!c.costed) {
+      m.not_costed.push_back({n.name, row.op, c.reason});
+    } else if (!c.flop_model) {
+      no_flop_model.insert(n.source_op.empty() ? row.op : n.source_op);
+    }
+    ByOpRow& agg = by_op[ir::OpName(n.op)];
+    agg.op = row.op;
+    agg.count += 1;
+    agg.bytes += c.bytes();
+    agg.flops += c.flops;
+    agg.time_s += t.time_s;
+    if (!c.note.empty() && c.costed) {
+      const std::string note = "node '" + n.name + "': " + c.note;
+      // Notes of identical layers say the same thing; keep the first per distinct note text.
+      const bool dup = std::any_of(m.assumptions.begin(), m.assumptions.end(),
+                                   [&](const std::string& a) {
+                                     return a.ends_with(": " + c.note);
+                                   });
+      if (!dup) m.assumptions.push_back(note);
+    }
+    m.nodes.push_back(std::move(row));
+  }
+  for (auto& [name, row] : by_op) m.by_op.push_back(row);
+  std::stable_sort(m.by_op.begin(), m.by_op.end(), [](const ByOpRow& a, const ByOpRow& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    return a.op < b.op;
+  });
+  m.no_flop_model.assign(no_flop_model.begin(), no_flop_model.end());
+  return m;
+}
+
+}  // namespace opscope::report

@@ -1,0 +1,110 @@
+// Roofline timing of a ledger on one device (DESIGN "MMA class and peaks", "Roofline
+// semantics").
+#include "roofline/roofline.h"
+
+#include <algorithm>
+#include <array>
+
+namespace opscope::roofline {
+
+using format::MmaClass;
+
+std::string_view BoundName(Bound b) {
+  switch (b) {
+    case Bound::kMemory: return "memory";
+    case Bound::kCompute: return "compute";
+    case Bound::kNone: return "none";
+  }
+  return "none";
+}
+
+namespace {
+
+// The class the fused floor charges an MMA node at: the faster (on this device) of the
+// estimate's class and the weight's own class.
+MmaClass FloorClass(const cost::NodeCost& c, const device::Device& d) {
+  const auto est = d.Peak(c.mma_class);
+  const auto alt = d.Peak(c.floor_class);
+  if (alt && (!est || *alt > *est)) return c.floor_class;
+  return c.mma_class;
+}
+
+}  // namespace
+
+Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
+                          const device::Device& device) {
+  Analysis a;
+  a.nodes.resize(ledger.nodes.size());
+  Totals& t = a.totals;
+  const double bw = device.dram_bytes_per_s;
+  const auto vector_peak = device.Peak(MmaClass::kFp32);
+  std::array<double, format::kNumMmaClasses> floor_flops{};  // MMA FLOPs by floor class
+  double vector_flops = 0;
+  bool memory_only_vector = false;
+
+  t.nodes = ledger.nodes.size();
+  for (size_t i = 0; i < ledger.nodes.size(); ++i) {
+    const cost::NodeCost& c = ledger.nodes[i];
+    if (!c.costed) continue;
+    ++t.nodes_costed;
+    const bool mma = c.mma_class != MmaClass::kNone && c.flops > 0;
+    NodeTime& nt = a.nodes[i];
+    nt.memory_s = static_cast<double>(c.bytes()) / bw;
+    if (mma) {
+      const auto peak = device.Peak(c.mma_class);
+      if (!peak) {
+        return MakeError("node '" + graph.nodes[i].name + "' (" +
+                         std::string(ir::OpName(graph.nodes[i].op)) + ") runs at " +
+                         std::string(format::MmaClassName(c.mma_class)) + ", which device '" +
+                         device.name + "' has no peak for");
+      }
+      nt.compute_s = static_cast<double>(c.flops) / *peak;
+      floor_flops[static_cast<int>(FloorClass(c, device))] += static_cast<double>(c.flops);
+    } else if (c.flops > 0) {
+      if (vector_peak) {
+        nt.compute_s = static_cast<double>(c.flops) / *vector_peak;
+      } else {
+        memory_only_vector = true;
+      }
+      vector_flops += static_cast<double>(c.flops);
+    }
+    nt.time_s = std::max(nt.memory_s, nt.compute_s);
+    if (nt.time_s == 0) {
+      nt.bound = Bound::kNone;
+    } else if (nt.compute_s > nt.memory_s) {
+      nt.bound = Bound::kCompute;
+      t.compute_bound_bytes += c.bytes();
+    } else {
+      nt.bound = Bound::kMemory;
+      t.memory_bound_bytes += c.bytes();
+    }
+    t.bytes_read += c.bytes_read;
+    t.bytes_written += c.bytes_written;
+    t.bytes_weights += c.bytes_weights;
+    t.bytes_state += c.bytes_state;
+    t.flops += c.flops;
+    t.time_s += nt.time_s;
+  }
+
+  // Fused floor: essential bytes at full bandwidth, MMA FLOPs at each node's floor class,
+  // vector FLOPs on the vector units, all three overlapped.
+  t.floor_memory_s = static_cast<double>(ledger.essential_bytes()) / bw;
+  for (int k = 0; k < format::kNumMmaClasses; ++k) {
+    if (floor_flops[k] > 0) {
+      t.floor_mma_s += floor_flops[k] / *device.Peak(static_cast<MmaClass>(k));
+    }
+  }
+  if (vector_peak) t.floor_vector_s = vector_flops / *vector_peak;
+  t.fused_floor_s = std::max({t.floor_memory_s, t.floor_mma_s, t.floor_vector_s});
+
+  for (MmaClass cls : format::kPeakClasses) {
+    if (auto peak = device.Peak(cls)) a.ridges.push_back({cls, *peak, *peak / bw});
+  }
+  if (memory_only_vector) {
+    a.notes.push_back("device '" + device.name +
+                      "' publishes no vector fp32 figure: non-MMA ops are costed memory-only");
+  }
+  return a;
+}
+
+}  // namespace opscope::roofline

@@ -1,0 +1,61 @@
+// The roofline estimate: per node time = max(bytes / DRAM bandwidth, FLOPs / peak of its
+// class); totals; the fused floor no engine can beat; ridge points; the memory/compute split.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cost/ledger.h"
+#include "device/device.h"
+#include "ir/graph.h"
+#include "support/error.h"
+
+namespace opscope::roofline {
+
+enum class Bound : uint8_t { kMemory, kCompute, kNone };
+std::string_view BoundName(Bound b);  // "memory", "compute", "none"
+
+struct NodeTime {
+  double memory_s = 0;
+  double compute_s = 0;
+  double time_s = 0;
+  Bound bound = Bound::kNone;
+};
+
+struct Ridge {
+  format::MmaClass mma_class;
+  double peak_flops_per_s;
+  double flops_per_byte;  // peak / bandwidth
+};
+
+struct Totals {
+  uint64_t bytes_read = 0, bytes_written = 0, bytes_weights = 0, bytes_state = 0;
+  uint64_t flops = 0;
+  double time_s = 0;           // Σ node times: an estimate, not a bound
+  double fused_floor_s = 0;    // max(essential bytes / bw, MMA time at floor classes, vector)
+  double floor_memory_s = 0;   // the three terms of the floor
+  double floor_mma_s = 0;
+  double floor_vector_s = 0;
+  uint64_t memory_bound_bytes = 0, compute_bound_bytes = 0;
+  uint64_t nodes = 0, nodes_costed = 0;
+
+  uint64_t bytes() const { return bytes_read + bytes_written; }
+  double intensity() const {
+    return bytes() ? static_cast<double>(flops) / static_cast<double>(bytes()) : 0.0;
+  }
+};
+
+struct Analysis {
+  std::vector<NodeTime> nodes;  // parallel to graph.nodes
+  Totals totals;
+  std::vector<Ridge> ridges;    // one per class the device has
+  std::vector<std::string> notes;  // e.g. "device has no vector fp32 figure: ... memory-only"
+};
+
+// Times every costed node on `device`. A matrix op whose estimate class the device lacks
+// is an error naming the node, the class and the device.
+Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
+                          const device::Device& device);
+
+}  // namespace opscope::roofline
