@@ -62,8 +62,8 @@ std::expected<int64_t, EvalError> ApplyOp(Expr::Op op, int64_t a, int64_t b) {
       break;
     case Expr::Op::kDiv:
       if (b == 0) return std::unexpected(EvalError{K::kDivideByZero, 0, a, b});
+      if (a == INT64_MIN && b == -1) break;  // before '%': INT64_MIN % -1 traps too
       if (a % b != 0) return std::unexpected(EvalError{K::kInexact, 0, a, b});
-      if (a == INT64_MIN && b == -1) break;
       r = a / b;
       break;
     case Expr::Op::kCeilDiv:

@@ -52,18 +52,16 @@ std::optional<Format> ParseFormat(std::string_view name) {
 
 namespace {
 
-// bytes = ceil((elems·bits + blocks·block_bits) / 8) + tensor_bytes, all checked.
+// bytes = ceil((elems·bits + blocks·block_bits) / 8) + tensor_bytes, all checked. The bit
+// count is 128-bit so that only a byte count above 64 bits is an overflow.
 std::expected<uint64_t, SizeError> Assemble(const FormatInfo& info, uint64_t elems,
                                             uint64_t blocks) {
-  auto payload_bits = CheckedMul(elems, static_cast<uint64_t>(info.bits));
-  auto scale_bits = CheckedMul(blocks, static_cast<uint64_t>(info.block_bits));
-  if (!payload_bits || !scale_bits) return std::unexpected(SizeError::kOverflow);
-  auto bits = CheckedAdd(*payload_bits, *scale_bits);
-  if (!bits) return std::unexpected(SizeError::kOverflow);
-  auto bytes = CheckedAdd(*bits / 8 + (*bits % 8 != 0 ? 1 : 0),
-                          static_cast<uint64_t>(info.tensor_bytes));
-  if (!bytes) return std::unexpected(SizeError::kOverflow);
-  return *bytes;
+  using U128 = unsigned __int128;
+  const U128 bits = U128(elems) * static_cast<uint64_t>(info.bits) +
+                    U128(blocks) * static_cast<uint64_t>(info.block_bits);
+  const U128 bytes = bits / 8 + (bits % 8 != 0 ? 1 : 0) + static_cast<uint64_t>(info.tensor_bytes);
+  if (bytes > UINT64_MAX) return std::unexpected(SizeError::kOverflow);
+  return static_cast<uint64_t>(bytes);
 }
 
 uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
