@@ -165,6 +165,8 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
   ledger.nodes.resize(graph.nodes.size());
   std::vector<std::string> assumptions;
   std::vector<uint64_t> floor_weight(graph.tensors.size(), 0);
+  std::vector<uint64_t> floor_input(graph.tensors.size(), 0);  // graph inputs (and views of them)
+  std::vector<uint8_t> input_view(graph.tensors.size(), 0);
   std::vector<uint8_t> io_counted(graph.tensors.size(), 0);
   std::vector<uint8_t> is_output(graph.tensors.size(), 0);
   for (ir::TensorId t : ir::GraphOutputs(graph)) is_output[t] = 1;
@@ -201,31 +203,45 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
     }
     // Essential traffic: each weight once, at the most any one node must read of it (a
     // table gathered by one node and read whole by a tied LM head is read whole); graph
-    // inputs and outputs once; state as the nodes read and write it.
+    // inputs likewise (a gather reads only its rows); graph outputs once; state as the nodes
+    // read and write it. A node that moves nothing (a view) adds nothing: its outputs stand
+    // for its inputs, and whoever reads them pays (so the floor never exceeds the op sum).
+    if (cost.bytes() == 0) {
+      bool of_input = false;
+      for (ir::TensorId t : node.inputs) {
+        of_input = of_input || resolved[t].role == ir::Role::kInput || input_view[t];
+      }
+      if (of_input) {
+        for (ir::TensorId t : node.outputs) input_view[t] = 1;
+      }
+      continue;
+    }
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ir::TensorId t = node.inputs[k];
       const ResolvedTensor& r = resolved[t];
+      uint64_t need = r.bytes;
+      for (const auto& [index, bytes] : cost.floor_input_bytes) {
+        if (index == k) need = bytes;
+      }
       if (r.IsWeight()) {
-        uint64_t need = r.bytes;
-        for (const auto& [index, bytes] : cost.floor_input_bytes) {
-          if (index == k) need = bytes;
-        }
         floor_weight[t] = std::max(floor_weight[t], need);
-      } else if (r.role == ir::Role::kInput && !io_counted[t]) {
-        io_counted[t] = 1;
-        ledger.essential_io_bytes += r.bytes;
+      } else if (r.role == ir::Role::kInput || input_view[t]) {
+        floor_input[t] = std::max(floor_input[t], need);
       }
     }
     for (ir::TensorId t : node.outputs) {
       if (is_output[t] && !io_counted[t]) {
         io_counted[t] = 1;
-        ledger.essential_io_bytes += resolved[t].bytes;
+        ledger.essential_io_bytes = SaturatingAdd(ledger.essential_io_bytes, resolved[t].bytes);
       }
     }
     ledger.essential_state_bytes = SaturatingAdd(ledger.essential_state_bytes, cost.bytes_state);
   }
   for (uint64_t b : floor_weight) {
     ledger.essential_weight_bytes = SaturatingAdd(ledger.essential_weight_bytes, b);
+  }
+  for (uint64_t b : floor_input) {
+    ledger.essential_io_bytes = SaturatingAdd(ledger.essential_io_bytes, b);
   }
   // Deduplicate assumptions, keeping first-seen order.
   std::unordered_set<std::string> seen;

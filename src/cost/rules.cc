@@ -558,7 +558,7 @@ RuleResult EmbeddingRule(const RuleInput& in) {
   c.bytes_read = *rows + ids.bytes;
   c.bytes_weights = table.IsWeight() ? *rows : 0;
   for (const ResolvedTensor* o : in.outputs) c.bytes_written += o->bytes;
-  if (table.IsWeight()) c.floor_input_bytes.emplace_back(0, *rows);
+  c.floor_input_bytes.emplace_back(0, *rows);  // the floor, too, reads only these rows
   return c;
 }
 
@@ -574,10 +574,8 @@ RuleResult GatherRule(const RuleInput& in) {
   NodeCost c;
   const uint64_t read_data = std::min(*gathered, data.bytes);
   c.bytes_read = read_data;
-  if (data.IsWeight()) {
-    c.bytes_weights = read_data;
-    c.floor_input_bytes.emplace_back(0, read_data);
-  }
+  if (data.IsWeight()) c.bytes_weights = read_data;
+  c.floor_input_bytes.emplace_back(0, read_data);  // the floor, too, reads only these
   for (size_t i = 1; i < in.inputs.size(); ++i) {
     c.bytes_read += in.inputs[i]->bytes;
     if (in.inputs[i]->IsWeight()) c.bytes_weights += in.inputs[i]->bytes;
