@@ -58,8 +58,11 @@ std::string Describe(element value) {
     case element_type::NULL_VALUE: return "null";
     case element_type::STRING: {
       std::string_view s;
-      (void)value.get_string().get(s);
-      return "\"" + std::string(s.substr(0, 40)) + (s.size() > 40 ? "...\"" : "\"");
+      if (value.get_string().get(s) != simdjson::SUCCESS) return "a string";
+      std::string quoted(1, '"');
+      quoted.append(s.substr(0, 40));
+      quoted.append(s.size() > 40 ? "...\"" : "\"");
+      return quoted;
     }
     case element_type::INT64:
     case element_type::UINT64:
