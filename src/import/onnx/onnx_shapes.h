@@ -48,6 +48,7 @@ struct NodeView {
   std::vector<const Info*> inputs;  // nullptr for an absent optional input
   int64_t opset = 0;                // the node's domain's opset version
   const expr::SymbolTable* symbols = nullptr;
+  std::vector<std::string>* notes = nullptr;  // assumptions a rule made (reported)
 };
 
 // Infers the node's outputs (one Info per node.output(), unknown ones left unknown). An error
