@@ -592,57 +592,66 @@ RuleResult CopyRule(const RuleInput& in) {
 
 }  // namespace
 
-std::expected<NodeCost, RuleFailure> CostNode(const RuleInput& in,
-                                              std::vector<std::string>& assumptions) {
-  RuleResult r = NotCosted("no rule");
-  const std::string op_name(ir::OpName(in.node.op));
+namespace {
+
+RuleResult Dispatch(const RuleInput& in, std::vector<std::string>& assumptions) {
   switch (ir::Family(in.node.op)) {
-    case OpFamily::kMatMul: r = MatMulRule(in); break;
-    case OpFamily::kExperts: r = ExpertsRule(in, assumptions); break;
-    case OpFamily::kConv: r = ConvRule(in, false); break;
-    case OpFamily::kConvTranspose: r = ConvRule(in, true); break;
-    case OpFamily::kEinsum: r = EinsumRule(in); break;
-    case OpFamily::kPagedAttention: r = PagedAttentionRule(in, assumptions); break;
-    case OpFamily::kAttention: r = AttentionRule(in); break;
-    case OpFamily::kRecurrence: r = RecurrenceRule(in); break;
-    case OpFamily::kCausalConv1d: r = CausalConvRule(in); break;
-    case OpFamily::kRope: r = PerElementRule(in, 3, false); break;
-    case OpFamily::kNorm: r = PerElementRule(in, 3, true); break;
-    case OpFamily::kBatchNorm: r = PerElementRule(in, 2, true); break;
-    case OpFamily::kElementwise: r = PerElementRule(in, 1, false); break;
-    case OpFamily::kReduction: r = PerElementRule(in, 1, true); break;
-    case OpFamily::kPool: r = PoolRule(in); break;
-    case OpFamily::kNoFlopModel:
-      r = CopyRule(in);
-      if (r) r->flop_model = false;
-      break;
-    case OpFamily::kEmbedding: r = EmbeddingRule(in); break;
-    case OpFamily::kGather: r = GatherRule(in); break;
-    case OpFamily::kCopy: r = CopyRule(in); break;
+    case OpFamily::kMatMul: return MatMulRule(in);
+    case OpFamily::kExperts: return ExpertsRule(in, assumptions);
+    case OpFamily::kConv: return ConvRule(in, false);
+    case OpFamily::kConvTranspose: return ConvRule(in, true);
+    case OpFamily::kEinsum: return EinsumRule(in);
+    case OpFamily::kPagedAttention: return PagedAttentionRule(in, assumptions);
+    case OpFamily::kAttention: return AttentionRule(in);
+    case OpFamily::kRecurrence: return RecurrenceRule(in);
+    case OpFamily::kCausalConv1d: return CausalConvRule(in);
+    case OpFamily::kRope: return PerElementRule(in, 3, false);
+    case OpFamily::kNorm: return PerElementRule(in, 3, true);
+    case OpFamily::kBatchNorm: return PerElementRule(in, 2, true);
+    case OpFamily::kElementwise: return PerElementRule(in, 1, false);
+    case OpFamily::kReduction: return PerElementRule(in, 1, true);
+    case OpFamily::kPool: return PoolRule(in);
+    case OpFamily::kNoFlopModel: {
+      NodeCost c;
+      StreamAll(in, c);
+      c.flop_model = false;
+      return c;
+    }
+    case OpFamily::kEmbedding: return EmbeddingRule(in);
+    case OpFamily::kGather: return GatherRule(in);
+    case OpFamily::kCopy: return CopyRule(in);
     case OpFamily::kSplit:
-      r = in.node.StringAttr("layout") == std::optional<std::string_view>("contiguous")
-              ? RuleResult(NodeCost{})  // a contiguous split is a view: free
-              : CopyRule(in);
-      break;
+      // A contiguous split is a view: free.
+      if (in.node.StringAttr("layout") == std::optional<std::string_view>("contiguous")) {
+        return NodeCost{};
+      }
+      return CopyRule(in);
     case OpFamily::kView:
     case OpFamily::kShapeOnly:
-      r = NodeCost{};
-      break;
+      return NodeCost{};
     case OpFamily::kControlFlow: {
       const auto why = in.node.StringAttr("unresolved_reason");
-      r = NotCosted("control flow '" + op_name + "': " +
-                    (why ? std::string(*why)
-                         : std::string("branch or trip count not resolved by the importer")));
-      break;
+      return NotCosted("control flow '" + std::string(ir::OpName(in.node.op)) + "': " +
+                       (why ? std::string(*why)
+                            : std::string("branch or trip count not resolved by the importer")));
     }
     case OpFamily::kCollective:
-      r = NotCosted("collective '" + op_name + "' is costed only in multi-device deployments");
-      break;
+      return NotCosted("collective '" + std::string(ir::OpName(in.node.op)) +
+                       "' is costed only in multi-device deployments");
     case OpFamily::kUnknown:
-      r = NotCosted("unknown op '" + (in.node.source_op.empty() ? op_name : in.node.source_op) +
-                    "': no cost rule");
-      break;
+      return NotCosted("unknown op '" +
+                       (in.node.source_op.empty() ? std::string(ir::OpName(in.node.op))
+                                                  : in.node.source_op) +
+                       "': no cost rule");
   }
+  return NotCosted("no cost rule");
+}
+
+}  // namespace
+
+std::expected<NodeCost, RuleFailure> CostNode(const RuleInput& in,
+                                              std::vector<std::string>& assumptions) {
+  RuleResult r = Dispatch(in, assumptions);
   if (r) r->costed = true;
   return r;
 }

@@ -4,6 +4,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "support/name_index.h"
+
 namespace opscope::ir {
 
 std::optional<OpKind> ParseOpKind(std::string_view name) {
@@ -87,20 +89,26 @@ std::optional<int64_t> Graph::Dim(std::string_view symbol) const {
   return std::nullopt;
 }
 
-Result<void> Validate(const Graph& g) {
-  {
-    std::unordered_set<std::string_view> names;
-    for (const Tensor& t : g.tensors) {
-      if (!names.insert(t.name).second) return MakeError("duplicate tensor name '" + t.name + "'");
+Result<void> Validate(const Graph& g, bool check_names) {
+  if (check_names) {
+    auto tensor_name = [&g](uint32_t id) -> std::string_view { return g.tensors[id].name; };
+    NameIndex<decltype(tensor_name)> names(tensor_name, g.tensors.size());
+    for (TensorId i = 0; i < g.tensors.size(); ++i) {
+      if (names.InsertOrFind(g.tensors[i].name, i)) {
+        return MakeError("duplicate tensor name '" + g.tensors[i].name + "'");
+      }
     }
   }
-  std::unordered_set<std::string_view> node_names;
+  auto node_name = [&g](uint32_t id) -> std::string_view { return g.nodes[id].name; };
+  NameIndex<decltype(node_name)> node_names(node_name, check_names ? g.nodes.size() : 0);
   constexpr NodeId kNone = UINT32_MAX;
   std::vector<NodeId> producer(g.tensors.size(), kNone);
   for (NodeId i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     const std::string where = "node '" + n.name + "'";
-    if (!node_names.insert(n.name).second) return MakeError("duplicate node name '" + n.name + "'");
+    if (check_names && node_names.InsertOrFind(n.name, i)) {
+      return MakeError("duplicate node name '" + n.name + "'");
+    }
     for (TensorId t : n.outputs) {
       if (t >= g.tensors.size()) return MakeError(where + ": output id out of range");
       const Tensor& out = g.tensors[t];

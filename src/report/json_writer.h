@@ -60,27 +60,30 @@ class JsonWriter {
     first_ = false;
   }
 
+  // Appends runs that need no escaping in one call; escapes quotes, backslashes and
+  // control characters.
   void String(std::string_view s) {
     out_ += '"';
-    for (char ch : s) {
-      const auto c = static_cast<unsigned char>(ch);
+    size_t run = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x20 && c != '"' && c != '\\') continue;
+      out_.append(s.data() + run, i - run);
+      run = i + 1;
       switch (c) {
         case '"': out_ += "\\\""; break;
         case '\\': out_ += "\\\\"; break;
         case '\n': out_ += "\\n"; break;
         case '\r': out_ += "\\r"; break;
         case '\t': out_ += "\\t"; break;
-        default:
-          if (c < 0x20) {
-            static constexpr char kHex[] = "0123456789abcdef";
-            out_ += "\\u00";
-            out_ += kHex[c >> 4];
-            out_ += kHex[c & 15];
-          } else {
-            out_ += ch;
-          }
+        default: {
+          static constexpr char kHex[] = "0123456789abcdef";
+          const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+          out_.append(esc, 6);
+        }
       }
     }
+    out_.append(s.data() + run, s.size() - run);
     out_ += '"';
   }
 

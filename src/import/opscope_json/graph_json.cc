@@ -9,16 +9,45 @@
 
 #include "support/checked_math.h"
 #include "support/file_io.h"
+#include "support/name_index.h"
 
 namespace opscope::import {
 namespace {
 
 namespace dom = simdjson::dom;
 
+// Names the item being read, for error messages only: built lazily, since a million-node file
+// must not pay for a million context strings it never prints.
+struct Where {
+  const char* array;  // "tensors" | "nodes"
+  size_t index;
+  const std::string* name;  // once known
+
+  std::string str() const {
+    if (name != nullptr && !name->empty()) {
+      return std::string(array[0] == 't' ? "tensor '" : "node '") + *name + "'";
+    }
+    return std::string(array) + "[" + std::to_string(index) + "]";
+  }
+};
+
+std::string operator+(const Where& w, const char* s) { return w.str() + s; }
+
+// Maps ids to the names the graph stores (for the name indexes).
+struct TensorName {
+  const ir::Graph* g;
+  std::string_view operator()(uint32_t id) const { return g->tensors[id].name; }
+};
+struct NodeName {
+  const ir::Graph* g;
+  std::string_view operator()(uint32_t id) const { return g->nodes[id].name; }
+};
+
 // Reading context: the error prefix and the parsed pieces that later fields refer to.
 class Reader {
  public:
-  Reader(std::string_view origin, ir::Graph& g) : origin_(origin), g_(g) {}
+  Reader(std::string_view origin, ir::Graph& g)
+      : origin_(origin), g_(g), tensor_ids_(TensorName{&g}), node_ids_(NodeName{&g}) {}
 
   std::unexpected<Error> Fail(const std::string& what) {
     return MakeError(std::string(origin_) + ": " + what);
@@ -35,16 +64,16 @@ class Reader {
   Result<void> ReadTensor(dom::element v, size_t index);
   Result<void> ReadNodes(dom::element v);
   Result<void> ReadNode(dom::element v, size_t index);
-  Result<std::vector<ir::TensorId>> ReadTensorRefs(dom::element v, const std::string& where,
+  Result<std::vector<ir::TensorId>> ReadTensorRefs(dom::element v, const Where& where,
                                                    const char* field);
-  Result<void> ReadAttrs(dom::element v, ir::Node& node, const std::string& where);
-  Result<expr::Expr> ReadDim(dom::element v, const std::string& where, size_t axis);
+  Result<void> ReadAttrs(dom::element v, ir::Node& node, const Where& where);
+  Result<expr::Expr> ReadDim(dom::element v, const Where& where, size_t axis);
 
   std::string_view origin_;
   ir::Graph& g_;
-  std::unordered_map<std::string, ir::TensorId> tensor_ids_;
+  NameIndex<TensorName> tensor_ids_;
+  NameIndex<NodeName> node_ids_;
   std::unordered_map<std::string, expr::Expr> expr_cache_;
-  std::unordered_map<std::string, size_t> node_names_;
 };
 
 std::string Quote(std::string_view s) {
@@ -117,8 +146,14 @@ Result<void> Reader::ReadDims(dom::element v) {
   return {};
 }
 
-Result<expr::Expr> Reader::ReadDim(dom::element v, const std::string& where, size_t axis) {
-  const std::string at = where + ": shape[" + std::to_string(axis) + "]";
+Result<expr::Expr> Reader::ReadDim(dom::element v, const Where& where, size_t axis) {
+  struct At {
+    const Where& where;
+    size_t axis;
+    std::string operator+(const std::string& s) const {
+      return where.str() + ": shape[" + std::to_string(axis) + "]" + s;
+    }
+  } at{where, axis};
   const dom::element_type type = v.type();
   if (type == dom::element_type::INT64 || type == dom::element_type::UINT64 ||
       type == dom::element_type::DOUBLE) {
@@ -148,6 +183,8 @@ Result<expr::Expr> Reader::ReadDim(dom::element v, const std::string& where, siz
 Result<void> Reader::ReadTensors(dom::element v) {
   dom::array arr;
   if (auto ec = v.get_array().get(arr)) return Fail("field 'tensors': expected an array", ec);
+  g_.tensors.reserve(arr.size());
+  tensor_ids_ = NameIndex<TensorName>(TensorName{&g_}, arr.size());
   size_t index = 0;
   for (dom::element item : arr) {
     if (auto ok = ReadTensor(item, index); !ok) return ok;
@@ -157,10 +194,10 @@ Result<void> Reader::ReadTensors(dom::element v) {
 }
 
 Result<void> Reader::ReadTensor(dom::element v, size_t index) {
-  std::string where = "tensors[" + std::to_string(index) + "]";
+  ir::Tensor t;
+  const Where where{"tensors", index, &t.name};
   dom::object obj;
   if (auto ec = v.get_object().get(obj)) return Fail(where + ": expected an object", ec);
-  ir::Tensor t;
   bool have_name = false, have_shape = false, have_format = false, have_role = false;
   for (dom::key_value_pair field : obj) {
     const std::string_view key = field.key;
@@ -172,7 +209,6 @@ Result<void> Reader::ReadTensor(dom::element v, size_t index) {
       if (auto ec = fv.get_string().get(name)) return Fail(where + ".name: expected a string", ec);
       if (name.empty()) return Fail(where + ".name: empty tensor name");
       t.name = std::string(name);
-      where = "tensor " + Quote(t.name);
     } else if (key == "shape") {
       if (have_shape) return Fail(where + ": duplicate field 'shape'");
       have_shape = true;
@@ -232,15 +268,19 @@ Result<void> Reader::ReadTensor(dom::element v, size_t index) {
     }
     if (!bytes) return Fail(where + ": byte size overflows 64 bits");
   }
-  auto [it, inserted] = tensor_ids_.emplace(t.name, static_cast<ir::TensorId>(g_.tensors.size()));
-  if (!inserted) return Fail("duplicate tensor name " + Quote(t.name));
+  const auto id = static_cast<ir::TensorId>(g_.tensors.size());
   g_.AddTensor(std::move(t));
+  if (tensor_ids_.InsertOrFind(g_.tensors.back().name, id)) {
+    return Fail("duplicate tensor name " + Quote(g_.tensors.back().name));
+  }
   return {};
 }
 
 Result<void> Reader::ReadNodes(dom::element v) {
   dom::array arr;
   if (auto ec = v.get_array().get(arr)) return Fail("field 'nodes': expected an array", ec);
+  g_.nodes.reserve(arr.size());
+  node_ids_ = NameIndex<NodeName>(NodeName{&g_}, arr.size());
   size_t index = 0;
   for (dom::element item : arr) {
     if (auto ok = ReadNode(item, index); !ok) return ok;
@@ -249,7 +289,7 @@ Result<void> Reader::ReadNodes(dom::element v) {
   return {};
 }
 
-Result<std::vector<ir::TensorId>> Reader::ReadTensorRefs(dom::element v, const std::string& where,
+Result<std::vector<ir::TensorId>> Reader::ReadTensorRefs(dom::element v, const Where& where,
                                                          const char* field) {
   dom::array arr;
   if (auto ec = v.get_array().get(arr)) {
@@ -261,17 +301,17 @@ Result<std::vector<ir::TensorId>> Reader::ReadTensorRefs(dom::element v, const s
     if (auto ec = item.get_string().get(name)) {
       return Fail(where + "." + field + ": expected tensor names", ec);
     }
-    auto it = tensor_ids_.find(std::string(name));
-    if (it == tensor_ids_.end()) {
+    const auto id = tensor_ids_.Find(name);
+    if (!id) {
       return Fail(where + ": " + (std::string_view(field) == "inputs" ? "input " : "output ") +
                   Quote(name) + " is not a declared tensor");
     }
-    ids.push_back(it->second);
+    ids.push_back(*id);
   }
   return ids;
 }
 
-Result<void> Reader::ReadAttrs(dom::element v, ir::Node& node, const std::string& where) {
+Result<void> Reader::ReadAttrs(dom::element v, ir::Node& node, const Where& where) {
   dom::object obj;
   if (auto ec = v.get_object().get(obj)) return Fail(where + ".attrs: expected an object", ec);
   for (dom::key_value_pair field : obj) {
@@ -315,10 +355,10 @@ Result<void> Reader::ReadAttrs(dom::element v, ir::Node& node, const std::string
 }
 
 Result<void> Reader::ReadNode(dom::element v, size_t index) {
-  std::string where = "nodes[" + std::to_string(index) + "]";
+  ir::Node node;
+  const Where where{"nodes", index, &node.name};
   dom::object obj;
   if (auto ec = v.get_object().get(obj)) return Fail(where + ": expected an object", ec);
-  ir::Node node;
   bool have_name = false, have_op = false, have_in = false, have_out = false, have_attrs = false,
        have_source = false;
   for (dom::key_value_pair field : obj) {
@@ -335,7 +375,6 @@ Result<void> Reader::ReadNode(dom::element v, size_t index) {
       if (auto ec = fv.get_string().get(name)) return Fail(where + ".name: expected a string", ec);
       if (name.empty()) return Fail(where + ".name: empty node name");
       node.name = std::string(name);
-      where = "node " + Quote(node.name);
     } else if (key == "op") {
       if (auto ok = once(have_op); !ok) return ok;
       std::string_view op;
@@ -372,9 +411,12 @@ Result<void> Reader::ReadNode(dom::element v, size_t index) {
   if (!have_name) return Fail(where + ": missing field 'name'");
   if (!have_op) return Fail(where + ": missing field 'op'");
   if (!have_out) return Fail(where + ": missing field 'outputs'");
-  auto [it, inserted] = node_names_.emplace(node.name, index);
-  if (!inserted) return Fail("duplicate node name " + Quote(node.name));
+  (void)index;
+  const auto id = static_cast<uint32_t>(g_.nodes.size());
   g_.AddNode(std::move(node));
+  if (node_ids_.InsertOrFind(g_.nodes.back().name, id)) {
+    return Fail("duplicate node name " + Quote(g_.nodes.back().name));
+  }
   return {};
 }
 
@@ -394,7 +436,7 @@ Result<ir::Graph> ParsePadded(const char* data, size_t size, size_t capacity,
   }
   Reader reader(origin, g);
   if (auto ok = reader.ReadRoot(doc); !ok) return std::unexpected(ok.error());
-  if (auto ok = ir::Validate(g); !ok) return std::unexpected(Wrap(origin, ok.error()));
+  if (auto ok = ir::Validate(g, /*check_names=*/false); !ok) return std::unexpected(Wrap(origin, ok.error()));
   if (g.name.empty()) {
     std::string_view stem = origin.substr(origin.find_last_of('/') + 1);
     g.name = std::string(stem.substr(0, stem.rfind('.')));

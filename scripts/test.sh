@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what the tests need, builds opscope with its tests (Release, warnings as errors),
+# and runs the whole suite under CTest. This is the README's test command and what CI runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh --test
+jobs=${OPSCOPE_JOBS:-2}
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPSCOPE_WERROR=ON >/dev/null
+cmake --build build -j "$jobs"
+ctest --test-dir build -j "$jobs" --output-on-failure --timeout 300
