@@ -1028,5 +1028,47 @@ TEST(LedgerPropertyTest, ReorderingIndependentNodesLeavesTotalsUnchanged) {
   EXPECT_EQ(a.nodes[0].flops, b.nodes[2].flops);
 }
 
+// The fused floor's essential traffic: graph inputs at what must be read of them (a gather
+// reads only its rows), views passing graph inputs on to the node that reads them.
+TEST(LedgerTest, EssentialInputsAndViews) {
+  {
+    GraphBuilder b("gather");
+    b.Input("table", {100000, 1024}, "bf16");
+    b.Input("ids", {4}, "int32");
+    b.Tensor("h", {4, 1024}, "bf16");
+    b.Node("gather", OpKind::kGather, {"table", "ids"}, {"h"});
+    const Ledger l = MustLedger(b.Build());
+    EXPECT_EQ(l.essential_io_bytes, 4u * 1024 * 2 + 4 * 4 + 4 * 1024 * 2);  // rows, ids, h
+    EXPECT_EQ(l.essential_io_bytes, l.nodes[0].bytes());
+  }
+  {
+    GraphBuilder b("view_then_op");
+    b.Input("x", {64, 1024});
+    b.Tensor("r", {65536});
+    b.Tensor("y", {65536});
+    b.Node("reshape", OpKind::kReshape, {"x"}, {"r"});
+    b.Node("relu", OpKind::kRelu, {"r"}, {"y"});
+    const Ledger l = MustLedger(b.Build());
+    EXPECT_EQ(l.essential_io_bytes, 2u * 65536 * 4);  // x (read through its view) and y
+  }
+  {
+    GraphBuilder b("only_view");
+    b.Input("x", {64, 1024});
+    b.Output("y", {65536});
+    b.Node("reshape", OpKind::kReshape, {"x"}, {"y"});
+    EXPECT_EQ(MustLedger(b.Build()).essential_bytes(), 0u);  // nothing must move
+  }
+}
+
+// Every op kind name parses back to its kind; names outside the list do not.
+TEST(RulesTest, OpKindTableRoundTrips) {
+  for (int i = 0; i < ir::kNumOpKinds; ++i) {
+    const auto k = static_cast<OpKind>(i);
+    EXPECT_EQ(ir::ParseOpKind(ir::OpName(k)), k);
+  }
+  EXPECT_FALSE(ir::ParseOpKind("matmul").has_value());
+  EXPECT_FALSE(ir::ParseOpKind("LogSoftmax").has_value());  // importers map it onto Softmax
+}
+
 }  // namespace
 }  // namespace opscope::cost
