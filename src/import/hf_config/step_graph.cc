@@ -31,6 +31,15 @@ uint64_t BytesWithoutTensorScale(Format f, std::initializer_list<int64_t> dims) 
   return *b >= tensor_bytes ? *b - tensor_bytes : 0;
 }
 
+// a + b in one allocation (names are built by the thousand; temporaries dominate otherwise).
+std::string Cat(std::string_view a, std::string_view b) {
+  std::string s;
+  s.reserve(a.size() + b.size());
+  s.append(a);
+  s.append(b);
+  return s;
+}
+
 class Builder {
  public:
   Builder(const ModelSpec& spec, const Recipe& recipe, StepGraph& out)
@@ -47,6 +56,9 @@ class Builder {
     for (const std::string& a : recipe_.assumptions) g_.assumptions.push_back(a);
     g_.tensors.reserve(64 + 48 * spec_.layers.size());
     g_.nodes.reserve(8 + 36 * spec_.layers.size());
+    out_.weights.reserve(8 + 24 * spec_.layers.size());
+    out_.kv_caches.reserve(2 * spec_.layers.size());
+    out_.states.reserve(2 * spec_.layers.size());
 
     const TensorId ids = Tensor("input_ids", {n_}, Format::kInt32, Role::kInput);
     table_ = Weight("embed_tokens.weight", {C(spec_.vocab), hidden_},
@@ -142,24 +154,24 @@ class Builder {
 
   // RMSNorm over the last dim with a weight of `width`, written in `out_format` (the
   // matrix-input format when a matrix op reads it).
-  TensorId Norm(const std::string& name, TensorId x, int64_t width, Format out_format,
+  TensorId Norm(std::string name, TensorId x, int64_t width, Format out_format,
                 int64_t layer = -1) {
-    const TensorId w = Weight(name + ".weight", {C(width)}, {WeightRole::kNorm, layer, width});
+    const TensorId w = Weight(Cat(name, ".weight"), {C(width)}, {WeightRole::kNorm, layer, width});
     Shape shape = g_.tensors[x].shape;
-    const TensorId y = Act(name + ".out", std::move(shape), out_format);
-    Node(name, OpKind::kRMSNorm, {x, w}, {y});
+    const TensorId y = Act(Cat(name, ".out"), std::move(shape), out_format);
+    Node(std::move(name), OpKind::kRMSNorm, {x, w}, {y});
     return y;
   }
 
   // x [rows, k] · w[out, k] (+ bias) -> [rows, out].
-  TensorId Linear(const std::string& name, TensorId x, int64_t out, WeightRole role,
+  TensorId Linear(std::string name, TensorId x, int64_t out, WeightRole role,
                   int64_t layer, bool bias, Format out_format) {
     const Shape& xs = g_.tensors[x].shape;
     const int64_t k = xs.back().constant();
-    std::vector<TensorId> ins{x, Weight(name + ".weight", {C(out), C(k)}, {role, layer, k})};
-    if (bias) ins.push_back(Weight(name + ".bias", {C(out)}, {WeightRole::kVector, layer, out}));
-    const TensorId y = Act(name + ".out", {xs.front(), C(out)}, out_format);
-    Node(name, OpKind::kLinear, std::move(ins), {y});
+    std::vector<TensorId> ins{x, Weight(Cat(name, ".weight"), {C(out), C(k)}, {role, layer, k})};
+    if (bias) ins.push_back(Weight(Cat(name, ".bias"), {C(out)}, {WeightRole::kVector, layer, out}));
+    const TensorId y = Act(Cat(name, ".out"), {xs.front(), C(out)}, out_format);
+    Node(std::move(name), OpKind::kLinear, std::move(ins), {y});
     return y;
   }
 
@@ -167,7 +179,7 @@ class Builder {
     const LayerSpec& l = spec_.layers[i];
     const std::string p = "layers." + std::to_string(i) + ".";
     if (l.mixer != Mixer::kNone) {
-      const TensorId x = Norm(p + "input_norm", h, spec_.hidden, recipe_.gemm_input, i);
+      const TensorId x = Norm(Cat(p, "input_norm"), h, spec_.hidden, recipe_.gemm_input, i);
       TensorId a = x;
       switch (l.mixer) {
         case Mixer::kAttention: a = Attention(p, i, x); break;
@@ -176,26 +188,31 @@ class Builder {
         case Mixer::kMamba2: a = Mamba2(p, i, x); break;
         case Mixer::kNone: break;
       }
-      if (spec_.sandwich_norms) a = Norm(p + "post_attention_norm", a, spec_.hidden, recipe_.compute, i);
-      const TensorId sum = Act(p + "mixer_residual.out", {n_, hidden_});
-      Node(p + "mixer_residual", OpKind::kAdd, {h, a}, {sum});
+      if (spec_.sandwich_norms) a = Norm(Cat(p, "post_attention_norm"), a, spec_.hidden, recipe_.compute, i);
+      const TensorId sum = Act(Cat(p, "mixer_residual.out"), {n_, hidden_});
+      Node(Cat(p, "mixer_residual"), OpKind::kAdd, {h, a}, {sum});
       h = sum;
     }
     if (l.ffn != Ffn::kNone) {
-      const TensorId x = Norm(p + "ffn_norm", h, spec_.hidden, recipe_.gemm_input, i);
-      TensorId f = l.ffn == Ffn::kDense ? Mlp(p + "mlp.", i, x, spec_.mlp.intermediate,
+      const TensorId x = Norm(Cat(p, "ffn_norm"), h, spec_.hidden, recipe_.gemm_input, i);
+      TensorId f = l.ffn == Ffn::kDense ? Mlp(Cat(p, "mlp."), i, x, spec_.mlp.intermediate,
                                               spec_.mlp.act, spec_.mlp.bias)
-                                        : Moe(p + "moe.", i, x);
-      if (spec_.sandwich_norms) f = Norm(p + "post_ffn_norm", f, spec_.hidden, recipe_.compute, i);
-      const TensorId sum = Act(p + "ffn_residual.out", {n_, hidden_});
-      Node(p + "ffn_residual", OpKind::kAdd, {h, f}, {sum});
+                                        : Moe(Cat(p, "moe."), i, x);
+      if (spec_.sandwich_norms) f = Norm(Cat(p, "post_ffn_norm"), f, spec_.hidden, recipe_.compute, i);
+      const TensorId sum = Act(Cat(p, "ffn_residual.out"), {n_, hidden_});
+      Node(Cat(p, "ffn_residual"), OpKind::kAdd, {h, f}, {sum});
       h = sum;
     }
     return h;
   }
 
-  Expr CacheLength(int64_t window) const {
-    return window > 0 ? Expr::Min(ctx_, C(window)) : ctx_;
+  Expr CacheLength(int64_t window) {
+    if (window == 0) return ctx_;
+    for (const auto& [w, e] : window_lengths_) {
+      if (w == window) return e;
+    }
+    window_lengths_.emplace_back(window, Expr::Min(ctx_, C(window)));
+    return window_lengths_.back().second;
   }
 
   // Standard (GQA, sliding-window, gated, with sinks) attention; returns [n, hidden].
@@ -207,63 +224,63 @@ class Builder {
     TensorId q, k, v, gate = 0;
     if (!recipe_.gguf) {
       // One fused QKV projection, as vLLM / TensorRT-LLM run it.
-      const TensorId qkv = Linear(p + "attn.qkv_proj", x, q_rows + 2 * kvo, WeightRole::kAttnQkv,
+      const TensorId qkv = Linear(Cat(p, "attn.qkv_proj"), x, q_rows + 2 * kvo, WeightRole::kAttnQkv,
                                   i, a.qkv_bias, recipe_.compute);
-      q = Act(p + "attn.q", {n_, C(qo)});
+      q = Act(Cat(p, "attn.q"), {n_, C(qo)});
       std::vector<TensorId> parts{q};
-      if (a.output_gate) parts.push_back(gate = Act(p + "attn.gate", {n_, C(qo)}));
-      k = Act(p + "attn.k", {n_, C(kvo)});
-      v = Act(p + "attn.v", {n_, C(kvo)});
+      if (a.output_gate) parts.push_back(gate = Act(Cat(p, "attn.gate"), {n_, C(qo)}));
+      k = Act(Cat(p, "attn.k"), {n_, C(kvo)});
+      v = Act(Cat(p, "attn.v"), {n_, C(kvo)});
       parts.push_back(k);
       parts.push_back(v);
-      Node(p + "attn.split_qkv", OpKind::kSplit, {qkv}, std::move(parts),
+      Node(Cat(p, "attn.split_qkv"), OpKind::kSplit, {qkv}, std::move(parts),
            {{"layout", std::string("contiguous")}});
     } else {
       // llama.cpp runs q, k and v as three matrices (they may have different types).
-      q = Linear(p + "attn.q_proj", x, q_rows, WeightRole::kAttnQ, i, a.qkv_bias, recipe_.compute);
-      k = Linear(p + "attn.k_proj", x, kvo, WeightRole::kAttnK, i, a.qkv_bias, recipe_.compute);
-      v = Linear(p + "attn.v_proj", x, kvo, WeightRole::kAttnV, i, a.qkv_bias, recipe_.compute);
+      q = Linear(Cat(p, "attn.q_proj"), x, q_rows, WeightRole::kAttnQ, i, a.qkv_bias, recipe_.compute);
+      k = Linear(Cat(p, "attn.k_proj"), x, kvo, WeightRole::kAttnK, i, a.qkv_bias, recipe_.compute);
+      v = Linear(Cat(p, "attn.v_proj"), x, kvo, WeightRole::kAttnV, i, a.qkv_bias, recipe_.compute);
       if (a.output_gate) {
         const TensorId qg = q;
-        q = Act(p + "attn.q", {n_, C(qo)});
-        gate = Act(p + "attn.gate", {n_, C(qo)});
-        Node(p + "attn.split_gate", OpKind::kSplit, {qg}, {q, gate},
+        q = Act(Cat(p, "attn.q"), {n_, C(qo)});
+        gate = Act(Cat(p, "attn.gate"), {n_, C(qo)});
+        Node(Cat(p, "attn.split_gate"), OpKind::kSplit, {qg}, {q, gate},
              {{"layout", std::string("contiguous")}});
       }
     }
     if (a.qk_norm) {
-      q = Norm(p + "attn.q_norm", q, d, recipe_.compute, i);
-      k = Norm(p + "attn.k_norm", k, d, recipe_.compute, i);
+      q = Norm(Cat(p, "attn.q_norm"), q, d, recipe_.compute, i);
+      k = Norm(Cat(p, "attn.k_norm"), k, d, recipe_.compute, i);
     }
     if (a.rope) {
-      q = Rope(p + "attn.q_rope", q);
-      k = Rope(p + "attn.k_rope", k);
+      q = Rope(Cat(p, "attn.q_rope"), q);
+      k = Rope(Cat(p, "attn.k_rope"), k);
     }
     const Expr len = CacheLength(window);
-    const TensorId kc = State(p + "attn.k_cache", {seqs_, len, C(a.kv_heads), C(d)}, recipe_.kv);
-    const TensorId vc = State(p + "attn.v_cache", {seqs_, len, C(a.kv_heads), C(d)}, recipe_.kv);
+    const TensorId kc = State(Cat(p, "attn.k_cache"), {seqs_, len, C(a.kv_heads), C(d)}, recipe_.kv);
+    const TensorId vc = State(Cat(p, "attn.v_cache"), {seqs_, len, C(a.kv_heads), C(d)}, recipe_.kv);
     const uint64_t per_token = BytesWithoutTensorScale(recipe_.kv, {1, 1, a.kv_heads, d});
     out_.kv_caches.push_back({kc, i, window, per_token});
     out_.kv_caches.push_back({vc, i, window, per_token});
     std::vector<TensorId> ins{q, kc, vc, k, v};
-    if (a.sinks) ins.push_back(Weight(p + "attn.sinks", {C(a.heads)}, {WeightRole::kVector, i, a.heads}));
+    if (a.sinks) ins.push_back(Weight(Cat(p, "attn.sinks"), {C(a.heads)}, {WeightRole::kVector, i, a.heads}));
     const Format out_format = a.output_gate ? recipe_.compute : recipe_.gemm_input;
-    TensorId o = Act(p + "attn.attention.out", {n_, C(qo)}, out_format);
+    TensorId o = Act(Cat(p, "attn.attention.out"), {n_, C(qo)}, out_format);
     Attrs attrs{{"q_heads", a.heads}, {"head_dim", d}};
     if (window > 0) attrs.emplace_back("window", window);
-    Node(p + "attn.attention", OpKind::kPagedAttention, std::move(ins), {o}, std::move(attrs));
+    Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, std::move(ins), {o}, std::move(attrs));
     if (a.output_gate) {
-      const TensorId gated = Act(p + "attn.output_gate.out", {n_, C(qo)}, recipe_.gemm_input);
-      Node(p + "attn.output_gate", OpKind::kMul, {o, gate}, {gated}, {}, "SigmoidGate");
+      const TensorId gated = Act(Cat(p, "attn.output_gate.out"), {n_, C(qo)}, recipe_.gemm_input);
+      Node(Cat(p, "attn.output_gate"), OpKind::kMul, {o, gate}, {gated}, {}, "SigmoidGate");
       o = gated;
     }
-    return Linear(p + "attn.o_proj", o, spec_.hidden, WeightRole::kAttnOut, i, a.o_bias,
+    return Linear(Cat(p, "attn.o_proj"), o, spec_.hidden, WeightRole::kAttnOut, i, a.o_bias,
                   recipe_.compute);
   }
 
-  TensorId Rope(const std::string& name, TensorId x) {
-    const TensorId y = Act(name + ".out", g_.tensors[x].shape);
-    Node(name, OpKind::kRoPE, {x}, {y});
+  TensorId Rope(std::string name, TensorId x) {
+    const TensorId y = Act(Cat(name, ".out"), g_.tensors[x].shape);
+    Node(std::move(name), OpKind::kRoPE, {x}, {y});
     return y;
   }
 
@@ -275,57 +292,57 @@ class Builder {
     const int64_t latent = m.kv_lora_rank + m.qk_rope_head_dim;
     TensorId q;
     if (m.q_lora_rank > 0) {
-      TensorId qa = Linear(p + "attn.q_a_proj", x, m.q_lora_rank, WeightRole::kOtherMatrix, i,
+      TensorId qa = Linear(Cat(p, "attn.q_a_proj"), x, m.q_lora_rank, WeightRole::kOtherMatrix, i,
                            spec_.attn.qkv_bias, recipe_.compute);
-      qa = Norm(p + "attn.q_a_norm", qa, m.q_lora_rank, recipe_.gemm_input, i);
-      q = Linear(p + "attn.q_b_proj", qa, heads * qk, WeightRole::kOtherMatrix, i, false,
+      qa = Norm(Cat(p, "attn.q_a_norm"), qa, m.q_lora_rank, recipe_.gemm_input, i);
+      q = Linear(Cat(p, "attn.q_b_proj"), qa, heads * qk, WeightRole::kOtherMatrix, i, false,
                  recipe_.compute);
     } else {
-      q = Linear(p + "attn.q_proj", x, heads * qk, WeightRole::kOtherMatrix, i, false,
+      q = Linear(Cat(p, "attn.q_proj"), x, heads * qk, WeightRole::kOtherMatrix, i, false,
                  recipe_.compute);
     }
-    const TensorId kva = Linear(p + "attn.kv_a_proj", x, latent, WeightRole::kOtherMatrix, i,
+    const TensorId kva = Linear(Cat(p, "attn.kv_a_proj"), x, latent, WeightRole::kOtherMatrix, i,
                                 spec_.attn.qkv_bias, recipe_.compute);
-    const TensorId ckv = Act(p + "attn.kv_a.latent", {n_, C(m.kv_lora_rank)});
-    const TensorId kpe = Act(p + "attn.kv_a.k_pe", {n_, C(m.qk_rope_head_dim)});
-    Node(p + "attn.split_kv_a", OpKind::kSplit, {kva}, {ckv, kpe},
+    const TensorId ckv = Act(Cat(p, "attn.kv_a.latent"), {n_, C(m.kv_lora_rank)});
+    const TensorId kpe = Act(Cat(p, "attn.kv_a.k_pe"), {n_, C(m.qk_rope_head_dim)});
+    Node(Cat(p, "attn.split_kv_a"), OpKind::kSplit, {kva}, {ckv, kpe},
          {{"layout", std::string("contiguous")}});
-    const TensorId ckv_n = Norm(p + "attn.kv_a_norm", ckv, m.kv_lora_rank, recipe_.compute, i);
-    const TensorId kpe_r = Rope(p + "attn.k_rope", kpe);
-    const TensorId latent_new = Act(p + "attn.latent_new", {n_, C(latent)});
-    Node(p + "attn.latent_concat", OpKind::kConcat, {ckv_n, kpe_r}, {latent_new});
-    const TensorId q_r = Rope(p + "attn.q_rope", q);
+    const TensorId ckv_n = Norm(Cat(p, "attn.kv_a_norm"), ckv, m.kv_lora_rank, recipe_.compute, i);
+    const TensorId kpe_r = Rope(Cat(p, "attn.k_rope"), kpe);
+    const TensorId latent_new = Act(Cat(p, "attn.latent_new"), {n_, C(latent)});
+    Node(Cat(p, "attn.latent_concat"), OpKind::kConcat, {ckv_n, kpe_r}, {latent_new});
+    const TensorId q_r = Rope(Cat(p, "attn.q_rope"), q);
     const TensorId cache =
-        State(p + "attn.latent_cache", {seqs_, ctx_, C(1), C(latent)}, recipe_.kv);
+        State(Cat(p, "attn.latent_cache"), {seqs_, ctx_, C(1), C(latent)}, recipe_.kv);
     out_.kv_caches.push_back({cache, i, 0, BytesWithoutTensorScale(recipe_.kv, {1, 1, 1, latent})});
     const TensorId kv_b =
-        Weight(p + "attn.kv_b_proj.weight",
+        Weight(Cat(p, "attn.kv_b_proj.weight"),
                {C(heads * (m.qk_nope_head_dim + m.v_head_dim)), C(m.kv_lora_rank)},
                {WeightRole::kAttnKvB, i, m.kv_lora_rank});
-    const TensorId o = Act(p + "attn.attention.out", {n_, C(heads * m.v_head_dim)}, recipe_.gemm_input);
-    Node(p + "attn.attention", OpKind::kPagedAttention, {q_r, cache, latent_new, kv_b}, {o},
+    const TensorId o = Act(Cat(p, "attn.attention.out"), {n_, C(heads * m.v_head_dim)}, recipe_.gemm_input);
+    Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, {q_r, cache, latent_new, kv_b}, {o},
          {{"q_heads", heads},
           {"kv_lora_rank", m.kv_lora_rank},
           {"qk_rope_head_dim", m.qk_rope_head_dim},
           {"qk_nope_head_dim", m.qk_nope_head_dim},
           {"v_head_dim", m.v_head_dim}});
-    return Linear(p + "attn.o_proj", o, spec_.hidden, WeightRole::kAttnOut, i, spec_.attn.o_bias,
+    return Linear(Cat(p, "attn.o_proj"), o, spec_.hidden, WeightRole::kAttnOut, i, spec_.attn.o_bias,
                   recipe_.compute);
   }
 
   // Causal depthwise conv over `channels` with its rolling state [seqs, channels, kernel-1].
-  TensorId CausalConv(const std::string& name, int64_t i, TensorId x, int64_t channels,
+  TensorId CausalConv(std::string name, int64_t i, TensorId x, int64_t channels,
                       int64_t kernel, bool bias) {
-    const TensorId state = State(name + ".state", {seqs_, C(channels), C(kernel - 1)},
+    const TensorId state = State(Cat(name, ".state"), {seqs_, C(channels), C(kernel - 1)},
                                  recipe_.conv_state);
     out_.states.push_back(
         {state, i, BytesWithoutTensorScale(recipe_.conv_state, {1, channels, kernel - 1})});
     std::vector<TensorId> ins{x, state,
-                              Weight(name + ".weight", {C(channels), C(kernel)},
+                              Weight(Cat(name, ".weight"), {C(channels), C(kernel)},
                                      {WeightRole::kConv, i, kernel})};
-    if (bias) ins.push_back(Weight(name + ".bias", {C(channels)}, {WeightRole::kVector, i, channels}));
-    const TensorId y = Act(name + ".out", {n_, C(channels)});
-    Node(name, OpKind::kCausalConv1d, std::move(ins), {y, state}, {{"kernel", kernel}});
+    if (bias) ins.push_back(Weight(Cat(name, ".bias"), {C(channels)}, {WeightRole::kVector, i, channels}));
+    const TensorId y = Act(Cat(name, ".out"), {n_, C(channels)});
+    Node(std::move(name), OpKind::kCausalConv1d, std::move(ins), {y, state}, {{"kernel", kernel}});
     return y;
   }
 
@@ -337,32 +354,32 @@ class Builder {
   // with state [seqs, value_heads, key_head_dim, value_head_dim], gated RMSNorm, out_proj.
   TensorId GatedDeltaNet(const std::string& p, int64_t i, TensorId x) {
     const GdnSpec& s = spec_.gdn;
-    const std::string q = p + "linear_attn.";
-    const TensorId qkvz = Linear(q + "in_proj_qkvz", x, s.conv_dim() + s.value_dim(),
+    const std::string q = Cat(p, "linear_attn.");
+    const TensorId qkvz = Linear(Cat(q, "in_proj_qkvz"), x, s.conv_dim() + s.value_dim(),
                                  WeightRole::kOtherMatrix, i, false, recipe_.compute);
-    const TensorId ba = Linear(q + "in_proj_ba", x, 2 * s.value_heads, WeightRole::kOtherMatrix, i,
+    const TensorId ba = Linear(Cat(q, "in_proj_ba"), x, 2 * s.value_heads, WeightRole::kOtherMatrix, i,
                                false, recipe_.compute);
-    const TensorId qkv = Act(q + "qkv", {n_, C(s.conv_dim())});
-    const TensorId z = Act(q + "z", {n_, C(s.value_dim())});
-    Node(q + "split_qkvz", OpKind::kSplit, {qkvz}, {qkv, z}, {{"layout", std::string("contiguous")}});
-    const TensorId conv = CausalConv(q + "conv1d", i, qkv, s.conv_dim(), s.conv_kernel, false);
-    const TensorId gates = Act(q + "gates.out", {n_, C(2 * s.value_heads)}, Format::kF32);
-    Node(q + "gates", OpKind::kSigmoid,
-         {ba, Vector(q + "A_log", i, s.value_heads), Vector(q + "dt_bias", i, s.value_heads)},
+    const TensorId qkv = Act(Cat(q, "qkv"), {n_, C(s.conv_dim())});
+    const TensorId z = Act(Cat(q, "z"), {n_, C(s.value_dim())});
+    Node(Cat(q, "split_qkvz"), OpKind::kSplit, {qkvz}, {qkv, z}, {{"layout", std::string("contiguous")}});
+    const TensorId conv = CausalConv(Cat(q, "conv1d"), i, qkv, s.conv_dim(), s.conv_kernel, false);
+    const TensorId gates = Act(Cat(q, "gates.out"), {n_, C(2 * s.value_heads)}, Format::kF32);
+    Node(Cat(q, "gates"), OpKind::kSigmoid,
+         {ba, Vector(Cat(q, "A_log"), i, s.value_heads), Vector(Cat(q, "dt_bias"), i, s.value_heads)},
          {gates}, {}, "GatedDeltaNetGates");
-    const TensorId state = State(q + "recurrent_state",
+    const TensorId state = State(Cat(q, "recurrent_state"),
                                  {seqs_, C(s.value_heads), C(s.key_head_dim), C(s.value_head_dim)},
                                  recipe_.state);
     out_.states.push_back({state, i,
                            BytesWithoutTensorScale(recipe_.state, {1, s.value_heads,
                                                                    s.key_head_dim,
                                                                    s.value_head_dim})});
-    const TensorId core = Act(q + "delta_rule.out", {n_, C(s.value_dim())});
-    Node(q + "delta_rule", OpKind::kGdnRecurrence, {conv, state, gates}, {core, state});
-    const TensorId normed = Norm(q + "norm", core, s.value_head_dim, recipe_.compute, i);
-    const TensorId gated = Act(q + "norm_gate.out", {n_, C(s.value_dim())}, recipe_.gemm_input);
-    Node(q + "norm_gate", OpKind::kMul, {normed, z}, {gated}, {}, "RMSNormGated");
-    return Linear(q + "out_proj", gated, spec_.hidden, WeightRole::kOtherMatrix, i, false,
+    const TensorId core = Act(Cat(q, "delta_rule.out"), {n_, C(s.value_dim())});
+    Node(Cat(q, "delta_rule"), OpKind::kGdnRecurrence, {conv, state, gates}, {core, state});
+    const TensorId normed = Norm(Cat(q, "norm"), core, s.value_head_dim, recipe_.compute, i);
+    const TensorId gated = Act(Cat(q, "norm_gate.out"), {n_, C(s.value_dim())}, recipe_.gemm_input);
+    Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, z}, {gated}, {}, "RMSNormGated");
+    return Linear(Cat(q, "out_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, false,
                   recipe_.compute);
   }
 
@@ -370,38 +387,38 @@ class Builder {
   // [seqs, heads, head_dim, state_size], gated RMSNorm, out_proj.
   TensorId Mamba2(const std::string& p, int64_t i, TensorId x) {
     const Mamba2Spec& s = spec_.mamba;
-    const std::string q = p + "mamba.";
-    const TensorId zxbcdt = Linear(q + "in_proj", x, s.in_proj_out(), WeightRole::kOtherMatrix, i,
+    const std::string q = Cat(p, "mamba.");
+    const TensorId zxbcdt = Linear(Cat(q, "in_proj"), x, s.in_proj_out(), WeightRole::kOtherMatrix, i,
                                    s.proj_bias, recipe_.compute);
-    const TensorId z = Act(q + "z", {n_, C(s.inner())});
-    const TensorId xbc = Act(q + "xBC", {n_, C(s.conv_dim())});
-    const TensorId dt = Act(q + "dt", {n_, C(s.heads)});
-    Node(q + "split_in_proj", OpKind::kSplit, {zxbcdt}, {z, xbc, dt},
+    const TensorId z = Act(Cat(q, "z"), {n_, C(s.inner())});
+    const TensorId xbc = Act(Cat(q, "xBC"), {n_, C(s.conv_dim())});
+    const TensorId dt = Act(Cat(q, "dt"), {n_, C(s.heads)});
+    Node(Cat(q, "split_in_proj"), OpKind::kSplit, {zxbcdt}, {z, xbc, dt},
          {{"layout", std::string("contiguous")}});
-    const TensorId conv = CausalConv(q + "conv1d", i, xbc, s.conv_dim(), s.conv_kernel, s.conv_bias);
-    const TensorId state = State(q + "ssm_state",
+    const TensorId conv = CausalConv(Cat(q, "conv1d"), i, xbc, s.conv_dim(), s.conv_kernel, s.conv_bias);
+    const TensorId state = State(Cat(q, "ssm_state"),
                                  {seqs_, C(s.heads), C(s.head_dim), C(s.state_size)}, recipe_.state);
     out_.states.push_back(
         {state, i, BytesWithoutTensorScale(recipe_.state, {1, s.heads, s.head_dim, s.state_size})});
-    const TensorId y = Act(q + "ssm.out", {n_, C(s.inner())});
-    Node(q + "ssm", OpKind::kSsmUpdate,
-         {conv, state, dt, Vector(q + "A_log", i, s.heads), Vector(q + "D", i, s.heads),
-          Vector(q + "dt_bias", i, s.heads)},
+    const TensorId y = Act(Cat(q, "ssm.out"), {n_, C(s.inner())});
+    Node(Cat(q, "ssm"), OpKind::kSsmUpdate,
+         {conv, state, dt, Vector(Cat(q, "A_log"), i, s.heads), Vector(Cat(q, "D"), i, s.heads),
+          Vector(Cat(q, "dt_bias"), i, s.heads)},
          {y, state});
-    const TensorId normed = Norm(q + "norm", y, s.inner(), recipe_.compute, i);
-    const TensorId gated = Act(q + "norm_gate.out", {n_, C(s.inner())}, recipe_.gemm_input);
-    Node(q + "norm_gate", OpKind::kMul, {normed, z}, {gated}, {}, "RMSNormGated");
-    return Linear(q + "out_proj", gated, spec_.hidden, WeightRole::kOtherMatrix, i, s.proj_bias,
+    const TensorId normed = Norm(Cat(q, "norm"), y, s.inner(), recipe_.compute, i);
+    const TensorId gated = Act(Cat(q, "norm_gate.out"), {n_, C(s.inner())}, recipe_.gemm_input);
+    Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, z}, {gated}, {}, "RMSNormGated");
+    return Linear(Cat(q, "out_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, s.proj_bias,
                   recipe_.compute);
   }
 
   // The MLP's activation over [rows, 2·width] (gated) or [rows, width] (squared ReLU).
-  TensorId Activate(const std::string& name, TensorId x, Expr rows, int64_t width, Activation act) {
-    const TensorId y = Act(name + ".out", {std::move(rows), C(width)}, recipe_.gemm_input);
+  TensorId Activate(std::string name, TensorId x, Expr rows, int64_t width, Activation act) {
+    const TensorId y = Act(Cat(name, ".out"), {std::move(rows), C(width)}, recipe_.gemm_input);
     switch (act) {
-      case Activation::kSiluGated: Node(name, OpKind::kSiluMul, {x}, {y}); break;
-      case Activation::kGeluGated: Node(name, OpKind::kGeluMul, {x}, {y}); break;
-      case Activation::kRelu2: Node(name, OpKind::kRelu, {x}, {y}, {}, "relu2"); break;
+      case Activation::kSiluGated: Node(std::move(name), OpKind::kSiluMul, {x}, {y}); break;
+      case Activation::kGeluGated: Node(std::move(name), OpKind::kGeluMul, {x}, {y}); break;
+      case Activation::kRelu2: Node(std::move(name), OpKind::kRelu, {x}, {y}, {}, "relu2"); break;
     }
     return y;
   }
@@ -410,12 +427,12 @@ class Builder {
   TensorId Mlp(const std::string& p, int64_t i, TensorId x, int64_t width, Activation act,
                bool bias) {
     const bool gated = act != Activation::kRelu2;
-    const TensorId up = gated ? Linear(p + "gate_up_proj", x, 2 * width, WeightRole::kFfnGate, i,
+    const TensorId up = gated ? Linear(Cat(p, "gate_up_proj"), x, 2 * width, WeightRole::kFfnGate, i,
                                        bias, recipe_.compute)
-                              : Linear(p + "up_proj", x, width, WeightRole::kFfnUp, i, bias,
+                              : Linear(Cat(p, "up_proj"), x, width, WeightRole::kFfnUp, i, bias,
                                        recipe_.compute);
-    const TensorId a = Activate(p + "act", up, n_, width, act);
-    return Linear(p + "down_proj", a, spec_.hidden, WeightRole::kFfnDown, i, bias, recipe_.compute);
+    const TensorId a = Activate(Cat(p, "act"), up, n_, width, act);
+    return Linear(Cat(p, "down_proj"), a, spec_.hidden, WeightRole::kFfnDown, i, bias, recipe_.compute);
   }
 
   // Router + routed experts (+ shared experts).
@@ -424,69 +441,70 @@ class Builder {
     const Expr e = C(m.experts), k = C(m.top_k);
     const bool gated = m.act != Activation::kRelu2;
     // Router: logits, scores, top-k.
-    std::vector<TensorId> rin{x, Weight(p + "router.weight", {e, hidden_},
+    std::vector<TensorId> rin{x, Weight(Cat(p, "router.weight"), {e, hidden_},
                                         {WeightRole::kRouter, i, spec_.hidden})};
-    if (m.router_bias) rin.push_back(Vector(p + "router.bias", i, m.experts));
-    const TensorId logits = Act(p + "router.out", {n_, e}, Format::kF32);
-    Node(p + "router", OpKind::kRouter, std::move(rin), {logits});
-    const TensorId scores = Act(p + "scores.out", {n_, e}, Format::kF32);
+    if (m.router_bias) rin.push_back(Vector(Cat(p, "router.bias"), i, m.experts));
+    const TensorId logits = Act(Cat(p, "router.out"), {n_, e}, Format::kF32);
+    Node(Cat(p, "router"), OpKind::kRouter, std::move(rin), {logits});
+    const TensorId scores = Act(Cat(p, "scores.out"), {n_, e}, Format::kF32);
     if (m.sigmoid_scores) {
       std::vector<TensorId> sin{logits};
       if (m.score_correction_bias) {
-        sin.push_back(Weight(p + "e_score_correction_bias", {e},
+        sin.push_back(Weight(Cat(p, "e_score_correction_bias"), {e},
                              {WeightRole::kScoreBias, i, m.experts}));
       }
-      Node(p + "scores", OpKind::kSigmoid, std::move(sin), {scores});
+      Node(Cat(p, "scores"), OpKind::kSigmoid, std::move(sin), {scores});
     } else {
-      Node(p + "scores", OpKind::kSoftmax, {logits}, {scores});
+      Node(Cat(p, "scores"), OpKind::kSoftmax, {logits}, {scores});
     }
-    const TensorId topk_w = Act(p + "topk.weights", {n_, k}, Format::kF32);
-    const TensorId topk_i = Act(p + "topk.ids", {n_, k}, Format::kInt32);
-    Node(p + "topk", OpKind::kTopK, {scores}, {topk_w, topk_i}, {{"k", m.top_k}});
+    const TensorId topk_w = Act(Cat(p, "topk.weights"), {n_, k}, Format::kF32);
+    const TensorId topk_i = Act(Cat(p, "topk.ids"), {n_, k}, Format::kInt32);
+    Node(Cat(p, "topk"), OpKind::kTopK, {scores}, {topk_w, topk_i}, {{"k", m.top_k}});
 
     // Routed experts over the n·top_k (token, expert) rows.
-    const Expr rows = Expr::Mul(n_, k);
+    if (expert_rows_.IsConstant()) expert_rows_ = Expr::Mul(n_, k);
+    const Expr& rows = expert_rows_;
     const int64_t gu_out = gated ? 2 * m.intermediate : m.intermediate;
     std::vector<TensorId> gin{
         x,
-        Weight(p + "experts.gate_up_proj.weight", {e, C(gu_out), hidden_},
+        Weight(Cat(p, "experts.gate_up_proj.weight"), {e, C(gu_out), hidden_},
                {gated ? WeightRole::kExpertGate : WeightRole::kExpertUp, i, spec_.hidden},
                WeightGroup::kRoutedExpert, m.experts),
         topk_i};
     if (m.expert_bias) {
-      gin.push_back(Weight(p + "experts.gate_up_proj.bias", {e, C(gu_out)},
+      gin.push_back(Weight(Cat(p, "experts.gate_up_proj.bias"), {e, C(gu_out)},
                            {WeightRole::kVector, i, gu_out}, WeightGroup::kRoutedExpert,
                            m.experts));
     }
-    const TensorId gu = Act(p + "experts.gate_up.out", {rows, C(gu_out)});
-    Node(p + "experts.gate_up", OpKind::kExpertGateUp, std::move(gin), {gu}, {{"top_k", m.top_k}});
-    const TensorId a = Activate(p + "experts.act", gu, rows, m.intermediate, m.act);
+    const TensorId gu = Act(Cat(p, "experts.gate_up.out"), {rows, C(gu_out)});
+    Node(Cat(p, "experts.gate_up"), OpKind::kExpertGateUp, std::move(gin), {gu}, {{"top_k", m.top_k}});
+    const TensorId a = Activate(Cat(p, "experts.act"), gu, rows, m.intermediate, m.act);
     std::vector<TensorId> din{
         a,
-        Weight(p + "experts.down_proj.weight", {e, hidden_, C(m.intermediate)},
+        Weight(Cat(p, "experts.down_proj.weight"), {e, hidden_, C(m.intermediate)},
                {WeightRole::kExpertDown, i, m.intermediate}, WeightGroup::kRoutedExpert,
                m.experts),
         topk_i};
     if (m.expert_bias) {
-      din.push_back(Weight(p + "experts.down_proj.bias", {e, hidden_},
+      din.push_back(Weight(Cat(p, "experts.down_proj.bias"), {e, hidden_},
                            {WeightRole::kVector, i, spec_.hidden}, WeightGroup::kRoutedExpert,
                            m.experts));
     }
-    const TensorId down = Act(p + "experts.down.out", {rows, hidden_});
-    Node(p + "experts.down", OpKind::kExpertDown, std::move(din), {down}, {{"top_k", m.top_k}});
+    const TensorId down = Act(Cat(p, "experts.down.out"), {rows, hidden_});
+    Node(Cat(p, "experts.down"), OpKind::kExpertDown, std::move(din), {down}, {{"top_k", m.top_k}});
     // Weighted sum of each token's top_k expert outputs.
-    TensorId routed = Act(p + "experts.combine.out", {n_, hidden_});
-    Node(p + "experts.combine", OpKind::kReduceSum, {down, topk_w}, {routed});
+    TensorId routed = Act(Cat(p, "experts.combine.out"), {n_, hidden_});
+    Node(Cat(p, "experts.combine"), OpKind::kReduceSum, {down, topk_w}, {routed});
     if (m.shared_intermediate == 0) return routed;
 
-    const TensorId shared = Mlp(p + "shared_expert.", i, x, m.shared_intermediate, m.act, false);
+    const TensorId shared = Mlp(Cat(p, "shared_expert."), i, x, m.shared_intermediate, m.act, false);
     std::vector<TensorId> sum_in{routed, shared};
     if (m.shared_gate) {
-      sum_in.push_back(Linear(p + "shared_expert_gate", x, 1, WeightRole::kRouter, i, false,
+      sum_in.push_back(Linear(Cat(p, "shared_expert_gate"), x, 1, WeightRole::kRouter, i, false,
                               recipe_.compute));
     }
-    const TensorId out = Act(p + "shared_add.out", {n_, hidden_});
-    Node(p + "shared_add", OpKind::kAdd, std::move(sum_in), {out});
+    const TensorId out = Act(Cat(p, "shared_add.out"), {n_, hidden_});
+    Node(Cat(p, "shared_add"), OpKind::kAdd, std::move(sum_in), {out});
     return out;
   }
 
@@ -499,6 +517,8 @@ class Builder {
   TensorId table_ = 0;
   std::vector<uint8_t> signature_;
   std::optional<Error> error_;
+  std::vector<std::pair<int64_t, Expr>> window_lengths_;  // min(ctx, W), built once per W
+  Expr expert_rows_;                                       // n · top_k, built once
 };
 
 }  // namespace

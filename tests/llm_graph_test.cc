@@ -1,0 +1,264 @@
+// The LLM step graph through the ledger and roofline: every preset costs, and the numbers
+// follow published facts and closed forms (weights read at batch-1 decode, distinct experts,
+// recurrent state, causal prefill FLOPs, MLA, sliding windows, llama.cpp file types).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "device/device.h"
+#include "import/hf_config/presets.h"
+#include "import/hf_config/step_graph.h"
+#include "llm/llm.h"
+
+namespace opscope::import::hf {
+namespace {
+
+struct Built {
+  ModelSpec spec;
+  Recipe recipe;
+  StepGraph step;
+};
+
+Built Build(std::string_view preset, RecipeOptions options = {}) {
+  const Preset* p = FindPreset(preset);
+  EXPECT_NE(p, nullptr) << preset;
+  auto spec = ParseHfConfig(p->json, std::string(p->file));
+  EXPECT_TRUE(spec.has_value()) << spec.error().message;
+  auto recipe = ResolveRecipe(*spec, options);
+  EXPECT_TRUE(recipe.has_value()) << recipe.error().message;
+  auto step = BuildStepGraph(*spec, *recipe);
+  EXPECT_TRUE(step.has_value()) << step.error().message;
+  return Built{*spec, *recipe, std::move(*step)};
+}
+
+const device::Device& H100() {
+  static const device::Device d = *device::FindBuiltinDevice("h100-sxm");
+  return d;
+}
+
+llm::StepResult Decode(const StepGraph& g, int64_t batch, int64_t context) {
+  auto r = llm::AnalyzeStep(g, llm::DecodeBindings(batch, context), H100());
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+  return std::move(*r);
+}
+
+llm::StepResult Prefill(const StepGraph& g, int64_t batch, int64_t prompt) {
+  auto r = llm::AnalyzeStep(g, llm::PrefillBindings(batch, prompt), H100());
+  EXPECT_TRUE(r.has_value()) << r.error().message;
+  return std::move(*r);
+}
+
+size_t NodeIndex(const StepGraph& g, std::string_view name) {
+  for (size_t i = 0; i < g.graph.nodes.size(); ++i) {
+    if (g.graph.nodes[i].name == name) return i;
+  }
+  ADD_FAILURE() << "no node " << name;
+  return 0;
+}
+
+TEST(LlmGraph, EveryPresetBuildsValidatesAndCostsEveryNode) {
+  for (const Preset& p : BuiltinPresets()) {
+    SCOPED_TRACE(std::string(p.name));
+    const Built b = Build(p.name);
+    EXPECT_TRUE(ir::Validate(b.step.graph).has_value());
+    for (const auto& r : {Decode(b.step, 8, 4096), Prefill(b.step, 2, 1024)}) {
+      EXPECT_EQ(r.analysis.totals.nodes_costed, r.analysis.totals.nodes);
+      for (size_t i = 0; i < r.ledger.nodes.size(); ++i) {
+        EXPECT_TRUE(r.ledger.nodes[i].costed)
+            << b.step.graph.nodes[i].name << ": " << r.ledger.nodes[i].reason;
+      }
+      EXPECT_GT(r.analysis.totals.time_s, 0);
+    }
+  }
+}
+
+TEST(LlmGraph, IdenticalLayersAreCostedOnce) {
+  const Built ds = Build("deepseek-v3");
+  EXPECT_EQ(ds.step.distinct_layers, 2);  // the dense layers and the MoE layers
+  const Built llama = Build("llama-3.1-8b");
+  EXPECT_EQ(llama.step.distinct_layers, 1);
+  // llama.cpp's q4_k_m gives some layers q6_k attention-V / FFN-down: more distinct layers.
+  EXPECT_GT(Build("llama-3.1-8b", {.weights = "q4_k_m"}).step.distinct_layers, 1);
+}
+
+// At batch-1 decode every weight is read once, except the embedding table (one row) and the
+// routed experts (top_k of E): bytes_weights = (active − embedding + one row) · 2 bytes.
+TEST(LlmGraph, BatchOneDecodeReadsTheActiveWeights) {
+  for (std::string_view name : {"llama-3.1-8b", "mixtral-8x7b", "qwen2.5-7b-instruct"}) {
+    SCOPED_TRACE(std::string(name));
+    const Built b = Build(name);
+    const llm::ModelFigures m = *llm::ComputeModelFigures(b.step);
+    const llm::StepResult r = Decode(b.step, 1, 4096);
+    const uint64_t row = static_cast<uint64_t>(b.spec.hidden);
+    EXPECT_EQ(r.analysis.totals.bytes_weights, (m.params_active - m.params_embedding + row) * 2);
+    for (size_t i = 0; i < r.analysis.nodes.size(); ++i) {
+      if (r.ledger.nodes[i].mma_class != format::MmaClass::kNone) {
+        EXPECT_EQ(r.analysis.nodes[i].bound, roofline::Bound::kMemory)
+            << b.step.graph.nodes[i].name;
+      }
+    }
+  }
+}
+
+TEST(LlmGraph, DistinctExpertsRiseTowardAllExperts) {
+  const Built b = Build("qwen3-30b-a3b");  // 128 experts, top 8
+  const size_t gate_up = NodeIndex(b.step, "layers.0.moe.experts.gate_up");
+  const ir::Tensor& w = b.step.graph.tensors[b.step.graph.nodes[gate_up].inputs[1]];
+  const uint64_t all = *format::TensorBytes(format::Format::kBf16,
+                                            std::vector<int64_t>{128, 2 * 768, 2048});
+  ASSERT_EQ(w.shape[0].constant(), 128);
+  EXPECT_EQ(Decode(b.step, 1, 64).ledger.nodes[gate_up].bytes_weights, all / 128 * 8);
+  for (int64_t batch : {4, 32, 256}) {
+    const double distinct = 128 * (1 - std::pow(1 - 8.0 / 128, static_cast<double>(batch)));
+    EXPECT_EQ(Decode(b.step, batch, 64).ledger.nodes[gate_up].bytes_weights,
+              static_cast<uint64_t>(std::llround(static_cast<double>(all) * distinct / 128)));
+  }
+}
+
+TEST(LlmGraph, SharedExpertsAreReadWholeBesideTopK) {
+  const Built b = Build("deepseek-v3");
+  const llm::StepResult r = Decode(b.step, 1, 1024);
+  // Shared expert: 2048 wide, fp8 128×128 blocks.
+  const size_t shared = NodeIndex(b.step, "layers.3.moe.shared_expert.gate_up_proj");
+  EXPECT_EQ(r.ledger.nodes[shared].bytes_weights,
+            *format::MatrixBytes(format::Format::kFp8E4m3B128x128, 2 * 2048, 7168));
+  const size_t routed = NodeIndex(b.step, "layers.3.moe.experts.down");
+  EXPECT_EQ(r.ledger.nodes[routed].bytes_weights,
+            *format::TensorBytes(format::Format::kFp8E4m3B128x128,
+                                 std::vector<int64_t>{256, 7168, 2048}) / 256 * 8);
+}
+
+TEST(LlmGraph, GatedDeltaNetStatePerSequence) {
+  // value_heads · key_head_dim · value_head_dim · state bytes, plus the conv state
+  // (2·key_dim + value_dim channels · (kernel − 1) in the compute dtype).
+  const uint64_t next_state = 32u * 128 * 128 * 2;           // bf16: the model dtype
+  const uint64_t next_conv = (2u * 16 * 128 + 32 * 128) * 3 * 2;
+  const Built next = Build("qwen3-next-80b-a3b-thinking");
+  const uint64_t gdn_layers = 48 - 48 / 4;
+  EXPECT_EQ(llm::ComputeModelFigures(next.step)->state_bytes_per_seq,
+            gdn_layers * (next_state + next_conv));
+  const Built q35 = Build("qwen3.5-9b");  // mamba_ssm_dtype float32
+  EXPECT_EQ(llm::ComputeModelFigures(q35.step)->state_bytes_per_seq,
+            24u * (32u * 128 * 128 * 4 + (2u * 16 * 128 + 32 * 128) * 3 * 2));
+  // The recurrence reads and writes its state once per step.
+  const size_t rec = NodeIndex(next.step, "layers.0.linear_attn.delta_rule");
+  EXPECT_EQ(Decode(next.step, 3, 100).ledger.nodes[rec].bytes_state, 2 * 3 * next_state);
+}
+
+TEST(LlmGraph, Mamba2StateAndFlops) {
+  const Built b = Build("mamba-codestral-7b-v0.1");
+  const size_t ssm = NodeIndex(b.step, "layers.0.mamba.ssm");
+  const llm::StepResult r = Decode(b.step, 2, 10);
+  EXPECT_EQ(r.ledger.nodes[ssm].flops, 4u * 2 * (128 * 64 * 128));  // 4·n·state elements
+  EXPECT_EQ(llm::ComputeModelFigures(b.step)->state_bytes_per_seq,
+            64u * (128 * 64 * 128 * 2 + (8192 + 2 * 8 * 128) * 3 * 2));
+}
+
+TEST(LlmGraph, CausalPrefillAttentionFlops) {
+  const Built b = Build("llama-3.1-8b");
+  const size_t attn = NodeIndex(b.step, "layers.0.attn.attention");
+  const uint64_t p = 512, seqs = 2;
+  const uint64_t pairs = p * (p + 1) / 2;  // T·P + T(T+1)/2 with P = 0 cached
+  EXPECT_EQ(Prefill(b.step, 2, 512).ledger.nodes[attn].flops, 2 * pairs * seqs * 32 * (128 + 128));
+  // Decode at context C: one query sees C cached keys and itself.
+  EXPECT_EQ(Decode(b.step, 4, 1000).ledger.nodes[attn].flops, 2u * 1001 * 4 * 32 * 256);
+}
+
+TEST(LlmGraph, SlidingWindowCachesHoldOnlyTheWindow) {
+  const Built b = Build("gpt-oss-20b");
+  EXPECT_EQ(llm::KvWindowBytesPerSeq(b.step, 4096), 12u * 2 * 128 * 8 * 64 * 2);
+  EXPECT_EQ(llm::KvWindowBytesPerSeq(b.step, 100), 12u * 2 * 100 * 8 * 64 * 2);
+  const size_t sliding = NodeIndex(b.step, "layers.0.attn.attention");
+  const llm::StepResult r = Decode(b.step, 1, 4096);
+  // Reads both caches at 128 tokens: 2 · 128 · 8 · 64 · 2 bytes.
+  EXPECT_EQ(r.ledger.nodes[sliding].bytes_state, 2u * 128 * 8 * 64 * 2 + 2u * 8 * 64 * 2);
+}
+
+TEST(LlmGraph, MlaTakesTheCheaperForm) {
+  const Built b = Build("deepseek-v3");
+  const size_t attn = NodeIndex(b.step, "layers.0.attn.attention");
+  const uint64_t h = 128, kvr = 512, rope = 64, nope = 128, v = 128;
+  // Decode, batch 1, context 4096: absorbed = 2·pairs·H·(kvr+rope+kvr) + 2·H·kvr·(nope+v).
+  const uint64_t pairs = 4097;
+  const uint64_t absorbed = 2 * pairs * h * (kvr + rope + kvr) + 2 * h * kvr * (nope + v);
+  EXPECT_EQ(Decode(b.step, 1, 4096).ledger.nodes[attn].flops, absorbed);
+  // Prefill of 4096 tokens: the expanded form is cheaper.
+  const uint64_t t = 4096, ppairs = t * (t + 1) / 2;
+  const uint64_t expanded = 2 * ppairs * h * (nope + rope + v) + 2 * t * kvr * h * (nope + v);
+  EXPECT_EQ(Prefill(b.step, 1, 4096).ledger.nodes[attn].flops, expanded);
+}
+
+TEST(LlmGraph, LlamaCppFileTypesMapPerTensor) {
+  const Built b = Build("llama-3.1-8b", {.weights = "q4_k_m"});
+  auto format_of = [&](std::string_view name) {
+    for (const ir::Tensor& t : b.step.graph.tensors) {
+      if (t.name == name) return t.format;
+    }
+    ADD_FAILURE() << "no tensor " << name;
+    return format::Format::kF32;
+  };
+  using format::Format;
+  EXPECT_EQ(format_of("lm_head.weight"), Format::kQ6K);
+  EXPECT_EQ(format_of("embed_tokens.weight"), Format::kQ4K);
+  EXPECT_EQ(format_of("layers.0.attn.v_proj.weight"), Format::kQ6K);   // first eighth
+  EXPECT_EQ(format_of("layers.4.attn.v_proj.weight"), Format::kQ4K);
+  EXPECT_EQ(format_of("layers.6.attn.v_proj.weight"), Format::kQ6K);   // (6 − 4) % 3 == 2
+  EXPECT_EQ(format_of("layers.0.mlp.down_proj.weight"), Format::kQ6K);
+  EXPECT_EQ(format_of("layers.5.mlp.down_proj.weight"), Format::kQ4K);
+  EXPECT_EQ(format_of("layers.0.attn.q_proj.weight"), Format::kQ4K);
+  EXPECT_EQ(format_of("layers.0.input_norm.weight"), Format::kF32);
+  // Published: Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf is 4.92 GB, of which a few MB are
+  // metadata (tokenizer); f32 norms included.
+  const double bytes = static_cast<double>(llm::ComputeModelFigures(b.step)->weight_bytes);
+  EXPECT_NEAR(bytes, 4.92e9, 0.02e9);
+
+  // gpt-oss: rows of 2880 are not a multiple of 256 -> 32-block fallbacks.
+  const Built oss = Build("gpt-oss-20b", {.weights = "q4_k_m"});
+  for (const ir::Tensor& t : oss.step.graph.tensors) {
+    if (t.name == "layers.1.moe.experts.gate_up_proj.weight") EXPECT_EQ(t.format, Format::kQ5_0);
+    if (t.name == "lm_head.weight") EXPECT_EQ(t.format, Format::kQ8_0);
+  }
+}
+
+TEST(LlmGraph, CheckpointQuantizationIsTheDefaultRecipe) {
+  const Built oss = Build("gpt-oss-120b");
+  for (const ir::Tensor& t : oss.step.graph.tensors) {
+    if (t.name == "layers.0.moe.experts.down_proj.weight") EXPECT_EQ(t.format, format::Format::kMxfp4);
+    if (t.name == "layers.0.attn.qkv_proj.weight") EXPECT_EQ(t.format, format::Format::kBf16);
+  }
+  // gpt-oss-120b's checkpoint is about 65 GB (MXFP4 experts, bf16 elsewhere).
+  EXPECT_NEAR(static_cast<double>(llm::ComputeModelFigures(oss.step)->weight_bytes), 65.0e9,
+              1.5e9);
+}
+
+TEST(LlmGraph, DecodeSumOverGrowingContextIsExact) {
+  // Across the sliding window's edge (128) and for a full-attention model.
+  for (std::string_view name : {"gpt-oss-20b", "llama-3.1-8b"}) {
+    SCOPED_TRACE(std::string(name));
+    const Built b = Build(name);
+    double brute = 0;
+    for (int64_t c = 100; c < 300; ++c) brute += Decode(b.step, 3, c).analysis.totals.time_s;
+    auto sum = llm::SumDecodeSteps(b.step, H100(), 3, 100, 200);
+    ASSERT_TRUE(sum.has_value());
+    EXPECT_NEAR(*sum, brute, brute * 1e-9);
+  }
+}
+
+TEST(LlmGraph, MaxBatchFromMemory) {
+  const Built b = Build("llama-3.1-8b");
+  const llm::ModelFigures m = *llm::ComputeModelFigures(b.step);
+  const uint64_t per_seq = llm::BytesPerSeq(b.step, m, 4096);
+  EXPECT_EQ(per_seq, 131072u * 4096);
+  const uint64_t expected = static_cast<uint64_t>(
+      std::floor((80e9 * 0.9 - static_cast<double>(m.weight_bytes)) / static_cast<double>(per_seq)));
+  EXPECT_EQ(llm::MaxBatch(m, per_seq, 80e9, 0.9), expected);
+  EXPECT_EQ(expected, 104u);
+  // A model larger than the device: nothing fits.
+  const Built ds = Build("deepseek-v3");
+  const llm::ModelFigures dm = *llm::ComputeModelFigures(ds.step);
+  EXPECT_EQ(llm::MaxBatch(dm, llm::BytesPerSeq(ds.step, dm, 4096), 80e9, 0.9), 0u);
+}
+
+}  // namespace
+}  // namespace opscope::import::hf
