@@ -455,6 +455,29 @@ TEST(OnnxShapeEval, DataDependentShapeIsListedWithReason) {
   }
 }
 
+TEST(OnnxShapeEval, LibraryMessageWhenNeitherCanInfer) {
+  ModelBuilder b;
+  b.Input("x", kF32, {2, 3, 4}).Weight("w", kF32, {4, 5}).Output("y");
+  b.Node("Gemm", {"x", "w"}, {"y"}, "bad_gemm");
+  auto g = import::ImportOnnxBytes(b.Bytes(), "t.onnx", {});
+  ASSERT_TRUE(g) << g.error().message;
+  const auto why = g->nodes[0].StringAttr("unresolved_reason");
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("node 'bad_gemm' (Gemm): Gemm inputs must be 2-D"), std::string::npos) << *why;
+  EXPECT_NE(why->find("; ONNX: "), std::string::npos) << *why;
+}
+
+TEST(OnnxShapeEval, LibraryInfersOpsWithoutAnOpscopeRule) {
+  ModelBuilder b;
+  b.Input("x", kF32, {4, 3}).Input("lens", kI64, {3}).Output("y");
+  b.Node("ReverseSequence", {"x", "lens"}, {"y"}, "rev");
+  Costed c = MustCost(b);
+  EXPECT_EQ(c.shape("y"), "4,3");
+  EXPECT_EQ(c.tensor("y").format, format::Format::kF32);
+  EXPECT_EQ(c.node("rev").op, ir::OpKind::kUnknown);  // outside the table: listed
+  EXPECT_EQ(c.node("rev").source_op, "ReverseSequence");
+}
+
 // ---- Unknown ops and weights ------------------------------------------------------------
 
 TEST(OnnxUnknown, UnknownOpKeepsDomainAndName) {

@@ -63,11 +63,14 @@ std::string DtypeName(int32_t dtype) {
 
 class Importer {
  public:
-  Importer(std::string origin, const DimBindings& dims) : origin_(std::move(origin)) {
+  Importer(std::string origin, const DimBindings& dims, bool library_inference)
+      : origin_(std::move(origin)), library_inference_(library_inference) {
     for (const auto& [name, value] : dims) bound_[name] = value;
   }
 
   Result<ir::Graph> Run(onnx::ModelProto& model);
+  // False when some tensor's shape stayed unknown (then the library's inference may help).
+  bool complete() const { return complete_; }
 
  private:
   struct Entry {
@@ -143,6 +146,8 @@ class Importer {
   void Finalize();
 
   std::string origin_;
+  bool library_inference_ = false;
+  bool complete_ = true;
   std::unordered_map<std::string, int64_t> bound_;
   std::unordered_set<std::string> file_params_;
   std::unordered_set<std::string> input_params_;  // dim names declared on graph inputs
@@ -530,7 +535,9 @@ Result<void> Importer::ImportNode(const onnx::NodeProto& n, size_t index, Scope&
       if (!n.name().empty()) {
         if (auto p = onnx_errors_.find(key); p != std::string::npos) {
           auto e = onnx_errors_.find('\n', p);
-          why += "; ONNX: " + onnx_errors_.substr(p + key.size(), e == std::string::npos ? std::string::npos : e - p - key.size());
+          size_t from = p + key.size();
+          while (from < onnx_errors_.size() && (onnx_errors_[from] == ':' || onnx_errors_[from] == ' ')) ++from;
+          why += "; ONNX: " + onnx_errors_.substr(from, e == std::string::npos ? std::string::npos : e - from);
         }
       }
     }
@@ -1052,15 +1059,19 @@ void Importer::Finalize() {
   for (size_t t = 0; t < g_.tensors.size(); ++t) {
     ir::Tensor& tensor = g_.tensors[t];
     const Info& info = infos_[t];
+    std::string dtype_why;
     if (info.dtype < 0) {
       tensor.format = static_cast<format::Format>(-info.dtype - 1);
     } else if (auto f = FormatOf(info.dtype)) {
       tensor.format = *f;
     } else {
       tensor.format = format::Format::kUint8;
-      bad[t] = info.dtype == 0 ? "its element type is unknown"
-                               : "its element type " + DtypeName(info.dtype) + " has no byte size in opscope";
+      dtype_why = info.dtype == 0 ? "its element type is unknown"
+                                  : "its element type " + DtypeName(info.dtype) + " has no byte size in opscope";
     }
+    // The shape's reason first (it names the node that failed), then the element type's.
+    if (!info.AllDimsKnown()) complete_ = false;
+    if (info.AllDimsKnown()) bad[t] = dtype_why;
     if (!info.rank_known) {
       tensor.shape = {Expr::Symbol(g_.symbols.Intern(tensor.name + ":?"))};
       if (bad[t].empty()) bad[t] = why_[t].empty() ? "its shape is unknown" : why_[t];
@@ -1094,9 +1105,12 @@ Result<ir::Graph> Importer::Run(onnx::ModelProto& model) {
     if (value < 0) return Bad("--dim " + name + "=" + std::to_string(value) + ": dims must be non-negative");
   }
   CollectParams(model.graph(), true);
-  SubstituteBindings(*model.mutable_graph());
-  RunOnnxInference(model);
-  g_.name = model.graph().name().empty() ? origin_ : model.graph().name();
+  if (library_inference_) {
+    SubstituteBindings(*model.mutable_graph());
+    RunOnnxInference(model);
+  }
+  // The model's name in reports: the file name (exporters' graph names are generic).
+  g_.name = origin_.substr(origin_.find_last_of('/') + 1);
   Scope root;
   if (auto ok = ImportGraph(model.graph(), root, Ctx{}, true); !ok) return std::unexpected(ok.error());
   Finalize();
@@ -1110,8 +1124,15 @@ Result<ir::Graph> ImportOnnxBytes(std::string_view bytes, std::string_view origi
                                   const DimBindings& dims) {
   auto model = onnx_reader::ParseModel(bytes, origin);
   if (!model) return std::unexpected(model.error());
-  Importer importer{std::string(origin), dims};
-  return importer.Run(*model);
+  // opscope's own rules and the file's value_info first; the ONNX library's inference (and
+  // its one-time schema set-up, ~25 ms) only when some shape stays unknown.
+  {
+    Importer own{std::string(origin), dims, false};
+    auto g = own.Run(*model);
+    if (!g || own.complete()) return g;
+  }
+  Importer with_library{std::string(origin), dims, true};
+  return with_library.Run(*model);
 }
 
 Result<ir::Graph> ImportOnnx(const std::string& path, const DimBindings& dims) {

@@ -610,7 +610,13 @@ Outs ReshapeRule(const NodeView& v) {
     }
     known = DMul(known, target[i]);
   }
-  if (infer) target[*infer] = DDiv(Prod(xd, 0, xd.size()), known);
+  if (infer) {
+    target[*infer] = DDiv(Prod(xd, 0, xd.size()), known);
+  } else if (auto in_n = Prod(xd, 0, xd.size()), out_n = Prod(target, 0, target.size());
+             Const(in_n) && Const(out_n) && *Const(in_n) != *Const(out_n)) {
+    return Fail("cannot reshape " + std::to_string(*Const(in_n)) + " elements to " +
+                std::to_string(*Const(out_n)));
+  }
   Info o = Ranked(std::move(target), (*x)->dtype);
   o.value = (*x)->value;
   return One(std::move(o));
