@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace opscope::import::hf {
@@ -253,8 +254,7 @@ class Builder {
       k = Norm(Cat(p, "attn.k_norm"), k, d, recipe_.compute, i);
     }
     if (a.rope) {
-      q = Rope(Cat(p, "attn.q_rope"), q);
-      k = Rope(Cat(p, "attn.k_rope"), k);
+      std::tie(q, k) = Rope(Cat(p, "attn.rope"), q, k);
     }
     const Expr len = CacheLength(window);
     const TensorId kc = State(Cat(p, "attn.k_cache"), {seqs_, len, C(a.kv_heads), C(d)}, recipe_.kv);
@@ -278,10 +278,13 @@ class Builder {
                   recipe_.compute);
   }
 
-  TensorId Rope(std::string name, TensorId x) {
-    const TensorId y = Act(Cat(name, ".out"), g_.tensors[x].shape);
-    Node(std::move(name), OpKind::kRoPE, {x}, {y});
-    return y;
+  // Rotary embedding of q and k in one kernel (cos/sin computed, no table read).
+  std::pair<TensorId, TensorId> Rope(std::string name, TensorId q, TensorId k,
+                                     const char* k_out_suffix = ".k") {
+    const TensorId qr = Act(Cat(name, ".q"), g_.tensors[q].shape);
+    const TensorId kr = Act(Cat(name, k_out_suffix), g_.tensors[k].shape);
+    Node(std::move(name), OpKind::kRoPE, {q, k}, {qr, kr});
+    return {qr, kr};
   }
 
   // Multi-head latent attention (DeepSeek-V3): one latent cache row per token.
@@ -301,17 +304,12 @@ class Builder {
       q = Linear(Cat(p, "attn.q_proj"), x, heads * qk, WeightRole::kOtherMatrix, i, false,
                  recipe_.compute);
     }
+    // kv_a_proj yields the latent and the shared rope key; kv_a_norm normalises the latent
+    // part and the rotary embedding rotates the rope part: together the new cache row.
     const TensorId kva = Linear(Cat(p, "attn.kv_a_proj"), x, latent, WeightRole::kOtherMatrix, i,
                                 spec_.attn.qkv_bias, recipe_.compute);
-    const TensorId ckv = Act(Cat(p, "attn.kv_a.latent"), {n_, C(m.kv_lora_rank)});
-    const TensorId kpe = Act(Cat(p, "attn.kv_a.k_pe"), {n_, C(m.qk_rope_head_dim)});
-    Node(Cat(p, "attn.split_kv_a"), OpKind::kSplit, {kva}, {ckv, kpe},
-         {{"layout", std::string("contiguous")}});
-    const TensorId ckv_n = Norm(Cat(p, "attn.kv_a_norm"), ckv, m.kv_lora_rank, recipe_.compute, i);
-    const TensorId kpe_r = Rope(Cat(p, "attn.k_rope"), kpe);
-    const TensorId latent_new = Act(Cat(p, "attn.latent_new"), {n_, C(latent)});
-    Node(Cat(p, "attn.latent_concat"), OpKind::kConcat, {ckv_n, kpe_r}, {latent_new});
-    const TensorId q_r = Rope(Cat(p, "attn.q_rope"), q);
+    const TensorId kva_n = Norm(Cat(p, "attn.kv_a_norm"), kva, m.kv_lora_rank, recipe_.compute, i);
+    const auto [q_r, latent_new] = Rope(Cat(p, "attn.rope"), q, kva_n, ".latent_new");
     const TensorId cache =
         State(Cat(p, "attn.latent_cache"), {seqs_, ctx_, C(1), C(latent)}, recipe_.kv);
     out_.kv_caches.push_back({cache, i, 0, BytesWithoutTensorScale(recipe_.kv, {1, 1, 1, latent})});
