@@ -187,8 +187,6 @@ constexpr OnnxOp kTable[] = {
     {kMs, "RotaryEmbedding", K::kRoPE, R::kMsRotary},
     {kMs, "QuantizeLinear", K::kQuantize, R::kQuantize},
     {kMs, "DequantizeLinear", K::kDequantize, R::kDequantize},
-    {kMs, "QLinearAdd", K::kAdd, R::kNone},
-    {kMs, "QLinearMul", K::kMul, R::kNone},
 };
 
 std::string Key(std::string_view domain, std::string_view op) {
