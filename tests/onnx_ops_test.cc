@@ -478,6 +478,43 @@ TEST(OnnxShapeEval, LibraryInfersOpsWithoutAnOpscopeRule) {
   EXPECT_EQ(c.node("rev").source_op, "ReverseSequence");
 }
 
+// ---- Control flow built in memory ------------------------------------------------------
+
+TEST(OnnxControlFlow, ScanWithKnownLengthRepeatsItsBody) {
+  ModelBuilder b;
+  b.Input("init", kF32, {4}).Input("xs", kF32, {5, 4}).Output("final").Output("ys");
+  auto& scan = b.Node("Scan", {"init", "xs"}, {"final", "ys"}, "scan");
+  AttrInt(scan, "num_scan_inputs", 1);
+  auto* a = scan.add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = a->mutable_g();
+  body->set_name("body");
+  SetType(body->add_input(), kF32, {4});
+  body->mutable_input(0)->set_name("s_in");
+  SetType(body->add_input(), kF32, {4});
+  body->mutable_input(1)->set_name("x_t");
+  auto* add = body->add_node();
+  add->set_op_type("Add");
+  add->set_name("acc");
+  add->add_input("s_in");
+  add->add_input("x_t");
+  add->add_output("s_out");
+  auto* relu = body->add_node();
+  relu->set_op_type("Relu");
+  relu->set_name("act");
+  relu->add_input("s_out");
+  relu->add_output("y_t");
+  body->add_output()->set_name("s_out");
+  body->add_output()->set_name("y_t");
+  Costed c = MustCost(b);
+  EXPECT_EQ(c.node("scan/body/acc").repeat, 5u);
+  EXPECT_EQ(c.cost("scan/body/acc").flops, 5u * 4);  // 4 adds per step, 5 steps
+  EXPECT_EQ(c.shape("ys"), "5,4");
+  EXPECT_EQ(c.shape("final"), "4");
+  for (const auto& cost : c.ledger.nodes) EXPECT_TRUE(cost.costed) << cost.reason;
+}
+
 // ---- Unknown ops and weights ------------------------------------------------------------
 
 TEST(OnnxUnknown, UnknownOpKeepsDomainAndName) {
