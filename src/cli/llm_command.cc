@@ -124,7 +124,7 @@ Result<int> RunLlm(const LlmOptions& o) {
   if (!spec) return std::unexpected(spec.error());
   import::hf::RecipeOptions recipe_options{o.weights, o.activations, o.kv_dtype, o.state_dtype};
   auto recipe = import::hf::ResolveRecipe(*spec, recipe_options);
-  if (!recipe) return std::unexpected(Wrap(source->origin, recipe.error()));
+  if (!recipe) return std::unexpected(recipe.error());  // names the option or the file
   auto step = import::hf::BuildStepGraph(*spec, *recipe);
   if (!step) return std::unexpected(Wrap(source->origin, step.error()));
   step->graph.name = source->name;

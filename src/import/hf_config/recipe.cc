@@ -55,8 +55,8 @@ Result<Format> ParseOptionFormat(std::string_view option, const std::string& val
       if (i > 0) names += ", ";
       names += format::kFormats[i].name;
     }
-    return MakeError(std::string(option) + " '" + value + "': unknown format (known: " + names +
-                     ")");
+    return MakeError("option '" + std::string(option) + "': unknown format '" + value +
+                     "' (known: " + names + ")");
   }
   return *f;
 }
@@ -109,7 +109,7 @@ Result<Recipe> ResolveRecipe(const ModelSpec& spec, const RecipeOptions& options
       }
       const format::FormatInfo& info = format::Info(*f);
       if (info.kind == format::Kind::kInt && *f != Format::kInt8) {
-        return MakeError("--weights '" + w + "': not a weight format");
+        return MakeError("option '--weights': '" + w + "' is not a weight format");
       }
       if (IsPlainFloat(*f)) {
         r.dtype = r.matrix = *f;  // the whole checkpoint in this dtype
@@ -142,8 +142,8 @@ Result<Recipe> ResolveRecipe(const ModelSpec& spec, const RecipeOptions& options
     } else if (IsQuantizedActivation(*f)) {
       r.gemm_input = *f;
     } else {
-      return MakeError("--activations '" + *options.activations +
-                       "': not an activation format (use a float, fp8, int8, nvfp4, mxfp4 or "
+      return MakeError("option '--activations': '" + *options.activations +
+                       "' is not an activation format (use a float, fp8, int8, nvfp4, mxfp4 or "
                        "mxfp8 format)");
     }
   }
@@ -155,7 +155,7 @@ Result<Recipe> ResolveRecipe(const ModelSpec& spec, const RecipeOptions& options
     auto f = ParseOptionFormat("--kv-dtype", *options.kv);
     if (!f) return std::unexpected(f.error());
     if (format::Info(*f).kind == format::Kind::kInt && *f != Format::kInt8) {
-      return MakeError("--kv-dtype '" + *options.kv + "': not a KV cache format");
+      return MakeError("option '--kv-dtype': '" + *options.kv + "' is not a KV cache format");
     }
     r.kv = *f;
   }
@@ -163,8 +163,9 @@ Result<Recipe> ResolveRecipe(const ModelSpec& spec, const RecipeOptions& options
     auto f = ParseOptionFormat("--state-dtype", *options.state);
     if (!f) return std::unexpected(f.error());
     if (!IsPlainFloat(*f)) {
-      return MakeError("--state-dtype '" + *options.state +
-                       "': the recurrent state is kept in a plain float format (f32, f16, bf16)");
+      return MakeError("option '--state-dtype': '" + *options.state +
+                       "' is not a plain float format (f32, f16, bf16), which the recurrent "
+                       "state is kept in");
     }
     r.state = *f;
   }
