@@ -163,6 +163,34 @@ TEST(HfConfigParams, MixtralTotalAndActive) {
   EXPECT_EQ(m.params_embedding, 32000u * 4096u);
 }
 
+// Published totals and active counts given to two or three significant decimals (model cards):
+// gpt-oss-120b 116.83B total, 5.13B active; gpt-oss-20b 20.91B, 3.61B (the cards count active
+// parameters without the input embedding); DeepSeek-V3 671B, 37B active; Kimi-K2 1T, 32B
+// active; Nemotron-3-Nano-30B-A3B 31.6B, 3.6B active with embeddings; Qwen3-30B-A3B 30.5B,
+// 3.3B active.
+double Billions(uint64_t v, double unit = 1e9) { return static_cast<double>(v) / unit; }
+
+TEST(HfConfigParams, MoeModelsMatchPublishedFigures) {
+  const llm::ModelFigures oss120 = Figures("gpt-oss-120b");
+  EXPECT_NEAR(Billions(oss120.params_total), 116.83, 0.005);
+  EXPECT_NEAR(Billions(oss120.params_active - oss120.params_embedding), 5.13, 0.005);
+  const llm::ModelFigures oss20 = Figures("gpt-oss-20b");
+  EXPECT_NEAR(Billions(oss20.params_total), 20.91, 0.01);
+  EXPECT_NEAR(Billions(oss20.params_active - oss20.params_embedding), 3.61, 0.005);
+  const llm::ModelFigures ds = Figures("deepseek-v3");
+  EXPECT_NEAR(Billions(ds.params_total), 671, 0.5);
+  EXPECT_NEAR(Billions(ds.params_active), 37, 1);
+  const llm::ModelFigures kimi = Figures("kimi-k2-instruct");
+  EXPECT_NEAR(Billions(kimi.params_total, 1e12), 1.0, 0.05);
+  EXPECT_NEAR(Billions(kimi.params_active), 32, 1);
+  const llm::ModelFigures nano = Figures("nemotron-3-nano-30b-a3b");
+  EXPECT_NEAR(Billions(nano.params_total), 31.6, 0.05);
+  EXPECT_NEAR(Billions(nano.params_active), 3.6, 0.05);
+  const llm::ModelFigures qwen = Figures("qwen3-30b-a3b");
+  EXPECT_NEAR(Billions(qwen.params_total), 30.5, 0.05);
+  EXPECT_NEAR(Billions(qwen.params_active), 3.3, 0.06);
+}
+
 TEST(HfConfigParams, KvBytesPerToken) {
   EXPECT_EQ(Figures("llama-3.1-8b").kv_bytes_per_token, 131072u);  // 32·2·8·128·2
   EXPECT_EQ(Figures("llama-3.1-8b", {.kv = "fp8_e4m3"}).kv_bytes_per_token, 65536u);

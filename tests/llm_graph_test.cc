@@ -221,6 +221,25 @@ TEST(LlmGraph, LlamaCppFileTypesMapPerTensor) {
   }
 }
 
+// Published GGUF file sizes (decimal GB) of llama.cpp quantizations: TheBloke/Llama-2-7B-GGUF
+// Q3_K_M 3.30, Q4_0 3.83, Q4_K_M 4.08, Q5_K_M 4.78, Q6_K 5.53; TheBloke/Mistral-7B-v0.1-GGUF
+// Q4_K_M 4.37. The files add under 1 MB of
+// metadata (the 32,000-token vocabulary) to the tensors.
+TEST(LlmGraph, LlamaCppFileSizesMatchPublishedFiles) {
+  struct Case {
+    std::string_view preset, ftype;
+    double gb;
+  };
+  for (const Case& c : {Case{"llama-2-7b-hf", "q3_k_m", 3.30}, Case{"llama-2-7b-hf", "q4_0", 3.83},
+                        Case{"llama-2-7b-hf", "q4_k_m", 4.08}, Case{"llama-2-7b-hf", "q5_k_m", 4.78},
+                        Case{"llama-2-7b-hf", "q6_k", 5.53}, Case{"mistral-7b-v0.1", "q4_k_m", 4.37}}) {
+    SCOPED_TRACE(std::string(c.preset) + " " + std::string(c.ftype));
+    const Built b = Build(c.preset, {.weights = std::string(c.ftype)});
+    const double file = static_cast<double>(llm::ComputeModelFigures(b.step)->weight_bytes) + 0.74e6;
+    EXPECT_NEAR(file / 1e9, c.gb, 0.005);
+  }
+}
+
 TEST(LlmGraph, CheckpointQuantizationIsTheDefaultRecipe) {
   const Built oss = Build("gpt-oss-120b");
   for (const ir::Tensor& t : oss.step.graph.tensors) {

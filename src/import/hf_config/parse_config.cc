@@ -196,7 +196,7 @@ Result<void> CheckHeads(const Reader& r, const ModelSpec& spec) {
 
 // Attention sizes shared by the GQA families. `kv_default` 0 means "num_attention_heads".
 Result<void> ReadAttention(const Reader& r, ModelSpec& spec, int64_t kv_default,
-                           std::optional<int64_t> head_dim_default) {
+                           std::optional<int64_t> head_dim_default, bool note_head_dim = true) {
   OPSCOPE_TRY(heads, r.Required("num_attention_heads"));
   spec.attn.heads = heads;
   OPSCOPE_TRY(kv, r.IntOr("num_key_value_heads", kv_default > 0 ? kv_default : heads,
@@ -205,7 +205,7 @@ Result<void> ReadAttention(const Reader& r, ModelSpec& spec, int64_t kv_default,
   // head_dim: the class default, or hidden_size / num_attention_heads where the class has
   // none (LlamaConfig: head_dim = hidden_size // num_attention_heads).
   if (head_dim_default) {
-    OPSCOPE_TRY(hd, r.IntOr("head_dim", *head_dim_default, true));
+    OPSCOPE_TRY(hd, r.IntOr("head_dim", *head_dim_default, note_head_dim));
     spec.attn.head_dim = hd;
   } else {
     auto hd = r.object().Int("head_dim");
@@ -534,7 +534,7 @@ Result<void> ReadGemma(const Reader& r, const ConfigObject& root, ModelSpec& spe
   auto tie_root = root.Bool("tie_word_embeddings");
   if (!tie_root) return std::unexpected(tie_root.error());
   spec.tie_embeddings = tie_text->value_or(tie_root->value_or(true));
-  if (auto ok = ReadAttention(r, spec, gemma3 ? 4 : 4, 256); !ok) return ok;
+  if (auto ok = ReadAttention(r, spec, 4, 256); !ok) return ok;  // kv 4, head_dim 256
   OPSCOPE_TRY(bias, r.BoolOr("attention_bias", false));
   spec.attn.qkv_bias = spec.attn.o_bias = bias;
   spec.attn.qk_norm = gemma3;  // Gemma3Attention.q_norm / k_norm
@@ -633,10 +633,9 @@ Result<void> ReadNemotronH(const Reader& r, ModelSpec& spec) {
   }
   if (attention) {
     // head_dim: NemotronHConfig default 128; older configs call it attention_head_dim.
-    int64_t head_dim_default = 128;
-    OPSCOPE_TRY(legacy, r.IntOr("attention_head_dim", 128));
-    head_dim_default = legacy;
-    if (auto ok = ReadAttention(r, spec, 8, head_dim_default); !ok) return ok;
+    OPSCOPE_TRY(head_dim_default, r.IntOr("attention_head_dim", 128));
+    const bool legacy = r.object().HasValue("attention_head_dim");
+    if (auto ok = ReadAttention(r, spec, 8, head_dim_default, !legacy); !ok) return ok;
     OPSCOPE_TRY(bias, r.BoolOr("attention_bias", false));
     spec.attn.qkv_bias = spec.attn.o_bias = bias;
     spec.attn.rope = false;  // NemotronHAttention applies no rotary embedding
