@@ -2,6 +2,7 @@
 // ends as one line "opscope: error: ..." on stderr and exit status 2.
 #include <cctype>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "cli/commands.h"
@@ -9,7 +10,12 @@
 namespace {
 
 int ReportError(std::string message) {
-  if (!message.empty()) message[0] = static_cast<char>(std::tolower(message[0]));
+  // CLI11 capitalises its messages ("Could not convert"); ours are lower-case. Leave
+  // identifiers such as "MODEL is required" or "--dim ..." as they are.
+  if (message.size() > 1 && std::isupper(static_cast<unsigned char>(message[0])) &&
+      std::islower(static_cast<unsigned char>(message[1]))) {
+    message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
+  }
   while (!message.empty() && (message.back() == '\n' || message.back() == '.')) message.pop_back();
   std::fprintf(stderr, "opscope: error: %s\n", message.c_str());
   return 2;
@@ -30,6 +36,18 @@ int main(int argc, char** argv) {
   commands.push_back(opscope::cli::AddLlmCommand(app));
 #endif
   commands.push_back(opscope::cli::AddDevicesCommand(app));
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const auto& command : commands) {
+      found = found || command.app->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + command.app->get_name();
+    }
+    if (!found) {
+      return ReportError("unknown command '" + std::string(argv[1]) + "' (commands: " + known +
+                         "; see 'opscope --help')");
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

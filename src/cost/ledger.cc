@@ -109,8 +109,15 @@ Result<void> Resolve(const ir::Graph& g, const expr::Bindings& b,
 }
 
 // Why a node whose tensors did not all resolve is not costed.
+// An importer may mark any node unresolved (a branch of an undecided If, a node downstream of
+// a shape it could not infer) with the string attribute `unresolved_reason`.
 std::optional<std::string> UnresolvedReason(const ir::Graph& g, const ir::Node& n,
                                             const std::vector<ResolvedTensor>& resolved) {
+  if (const auto why = n.StringAttr("unresolved_reason")) {
+    return ir::Family(n.op) == ir::OpFamily::kControlFlow
+               ? "control flow '" + std::string(ir::OpName(n.op)) + "': " + std::string(*why)
+               : std::string(*why);
+  }
   auto check = [&](ir::TensorId id) -> std::optional<std::string> {
     const ResolvedTensor& r = resolved[id];
     const ir::Tensor& t = g.tensors[id];

@@ -1,16 +1,14 @@
 // Chooses the importer for `opscope analyze MODEL` by file extension.
 #include "import/import.h"
 
+#include "import/onnx/onnx_import.h"
 #include "import/opscope_json/graph_json.h"
 
 namespace opscope::import {
 
 Result<ir::Graph> ImportModel(const std::string& path, const DimBindings& dims) {
-  (void)dims;  // graph JSON binds dims in the ledger
-  if (path.ends_with(".onnx")) {
-    return MakeError(path + ": ONNX import is not built into this opscope");
-  }
-  return LoadGraphJson(path);
+  if (path.ends_with(".onnx")) return ImportOnnx(path, dims);
+  return LoadGraphJson(path);  // graph JSON binds --dim in the ledger
 }
 
 }  // namespace opscope::import
