@@ -201,13 +201,15 @@ TEST_F(CliTest, JsonOutputHasDesignsFieldNames) {
                                    "bytes", "flops", "intensity", "time_s",
                                    "memory_bound_bytes", "compute_bound_bytes", "fused_floor_s",
                                    "nodes", "nodes_costed"}));
-  for (simdjson::dom::element n : root["nodes"].get_array().value()) {
+  const simdjson::dom::array node_rows = root["nodes"].get_array().value();
+  for (simdjson::dom::element n : node_rows) {
     EXPECT_EQ(Keys(n.get_object().value()),
               (std::set<std::string>{"name", "op", "source_op", "costed", "bytes_read",
                                      "bytes_written", "bytes_weights", "bytes_state", "bytes",
                                      "flops", "intensity", "mma_class", "time_s", "bound"}));
   }
-  for (simdjson::dom::element n : root["by_op"].get_array().value()) {
+  const simdjson::dom::array by_op_rows = root["by_op"].get_array().value();
+  for (simdjson::dom::element n : by_op_rows) {
     EXPECT_EQ(Keys(n.get_object().value()),
               (std::set<std::string>{"op", "count", "bytes", "flops", "time_s"}));
   }
@@ -370,7 +372,8 @@ TEST_F(CliTest, DevicesJsonListsEveryRequiredId) {
                                          "source"};
   const std::set<std::string> classes = {"fp64", "fp32", "tf32", "bf16",
                                          "fp16", "fp8",  "int8", "fp4"};
-  for (simdjson::dom::element d : doc["devices"].get_array().value()) {
+  const simdjson::dom::array device_rows = doc["devices"].get_array().value();
+  for (simdjson::dom::element d : device_rows) {
     simdjson::dom::object dev = d.get_object().value();
     const std::string name(dev["name"].get_string().value());
     EXPECT_TRUE(ids.insert(name).second) << "duplicate " << name;
@@ -379,7 +382,8 @@ TEST_F(CliTest, DevicesJsonListsEveryRequiredId) {
       EXPECT_TRUE(Keys(dev).count(k)) << name << " lacks " << k;
     }
     EXPECT_GT(dev["dram_bytes_per_s"].get_double().value(), 0) << name;
-    for (auto peak : dev["peak_flops_per_s"].get_object().value()) {
+    const simdjson::dom::object peaks = dev["peak_flops_per_s"].get_object().value();
+    for (auto peak : peaks) {
       EXPECT_TRUE(classes.count(std::string(peak.key))) << name << ": " << peak.key;
       EXPECT_GT(peak.value.get_double().value(), 0) << name;
     }

@@ -167,7 +167,8 @@ TEST(RenderJsonTest, FieldNamesAreExactlyDesigns) {
   EXPECT_FALSE(nodes.at(5)["costed"].get_bool().value());
   EXPECT_TRUE(nodes.at(0)["costed"].get_bool().value());
 
-  for (simdjson::dom::element r : root["by_op"].get_array().value()) {
+  const simdjson::dom::array by_op_rows = root["by_op"].get_array().value();
+  for (simdjson::dom::element r : by_op_rows) {
     EXPECT_EQ(Keys(r.get_object().value()), kByOpKeys);
   }
   simdjson::dom::array nc = root["not_costed"].get_array().value();
