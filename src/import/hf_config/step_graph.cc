@@ -9,6 +9,7 @@
 #include "import/hf_config/step_graph.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -34,10 +35,14 @@ uint64_t BytesWithoutTensorScale(Format f, std::initializer_list<int64_t> dims) 
 
 // a + b in one allocation (names are built by the thousand; temporaries dominate otherwise).
 std::string Cat(std::string_view a, std::string_view b) {
+  const size_t size = a.size() + b.size();
   std::string s;
-  s.reserve(a.size() + b.size());
-  s.append(a);
-  s.append(b);
+  // Returns `size`, not the callback's second argument: GCC 12 passes the capacity there.
+  s.resize_and_overwrite(size, [&](char* p, size_t) {
+    std::memcpy(p, a.data(), a.size());
+    std::memcpy(p + a.size(), b.data(), b.size());
+    return size;
+  });
   return s;
 }
 
@@ -115,7 +120,12 @@ class Builder {
   Expr C(int64_t v) const { return Expr::Constant(v); }
 
   TensorId Tensor(std::string name, Shape shape, Format f, Role role) {
-    return g_.AddTensor(ir::Tensor{std::move(name), std::move(shape), f, role});
+    ir::Tensor& t = g_.tensors.emplace_back();
+    t.name = std::move(name);
+    t.shape = std::move(shape);
+    t.format = f;
+    t.role = role;
+    return static_cast<TensorId>(g_.tensors.size() - 1);
   }
   TensorId Act(std::string name, Shape shape) {
     return Tensor(std::move(name), std::move(shape), recipe_.compute, Role::kActivation);
@@ -142,15 +152,14 @@ class Builder {
   }
 
   void Node(std::string name, OpKind op, std::vector<TensorId> inputs,
-            std::vector<TensorId> outputs, Attrs attrs = {}, std::string source_op = {}) {
-    ir::Node n;
+            std::vector<TensorId> outputs, Attrs attrs = {}, const char* source_op = nullptr) {
+    ir::Node& n = g_.nodes.emplace_back();  // in place: nodes are built by the thousand
     n.name = std::move(name);
     n.op = op;
-    n.source_op = std::move(source_op);
+    if (source_op != nullptr) n.source_op = source_op;
     n.inputs = std::move(inputs);
     n.outputs = std::move(outputs);
     n.attrs = std::move(attrs);
-    g_.AddNode(std::move(n));
   }
 
   // RMSNorm over the last dim with a weight of `width`, written in `out_format` (the
