@@ -240,6 +240,23 @@ TEST(LlmGraph, LlamaCppFileSizesMatchPublishedFiles) {
   }
 }
 
+TEST(LlmGraph, RecipeBlocksThatDoNotDivideRowsAreErrorsNamingTheTensor) {
+  const Preset* p = FindPreset("gpt-oss-20b");
+  const ModelSpec spec = *ParseHfConfig(p->json, std::string(p->file));
+  const Recipe fp8_acts = *ResolveRecipe(spec, {.activations = "fp8_e4m3_b128"});
+  auto step = BuildStepGraph(spec, fp8_acts);
+  ASSERT_FALSE(step.has_value());
+  EXPECT_EQ(step.error().message,
+            "format fp8_e4m3_b128: tensor 'layers.0.input_norm.out' has rows of 2880 elements, "
+            "not a multiple of the format's 128-element block");
+  const Recipe int4 = *ResolveRecipe(spec, {.weights = "int4_g128"});
+  step = BuildStepGraph(spec, int4);
+  ASSERT_FALSE(step.has_value());
+  EXPECT_EQ(step.error().message,
+            "weight format int4_g128: tensor 'layers.0.attn.qkv_proj.weight' has rows of 2880 "
+            "elements, not a multiple of the format's 128-element block");
+}
+
 TEST(LlmGraph, CheckpointQuantizationIsTheDefaultRecipe) {
   const Built oss = Build("gpt-oss-120b");
   for (const ir::Tensor& t : oss.step.graph.tensors) {

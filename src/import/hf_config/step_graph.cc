@@ -120,6 +120,14 @@ class Builder {
   Expr C(int64_t v) const { return Expr::Constant(v); }
 
   TensorId Tensor(std::string name, Shape shape, Format f, Role role) {
+    // Every last dim is a constant here: a recipe whose block does not divide it is bad input.
+    const int block = format::Info(f).block;
+    if (block > 1 && !error_ && shape.back().IsConstant() && shape.back().constant() % block != 0) {
+      error_ = Error{"format " + std::string(format::FormatName(f)) + ": tensor '" + name +
+                     "' has rows of " + std::to_string(shape.back().constant()) +
+                     " elements, not a multiple of the format's " + std::to_string(block) +
+                     "-element block"};
+    }
     ir::Tensor& t = g_.tensors.emplace_back();
     t.name = std::move(name);
     t.shape = std::move(shape);
