@@ -90,6 +90,14 @@ Result<void> Resolve(const ir::Graph& g, const expr::Bindings& b,
       elems = *e;
     }
     r.elems = elems;
+    const format::FormatInfo& info = format::Info(t.format);
+    if (info.block == 1 && info.tensor_bytes == 0 && info.bits % 8 == 0) {
+      // Plain element types (the common case): elements · element bytes.
+      auto plain = CheckedMul(elems, static_cast<uint64_t>(info.bits / 8));
+      if (!plain) return MakeError("tensor '" + t.name + "': byte size overflows 64 bits");
+      r.bytes = *plain;
+      continue;
+    }
     auto bytes = format::TensorBytes(t.format, r.dims);
     if (!bytes) {
       if (bytes.error() == format::SizeError::kBlockMismatch) {
@@ -171,17 +179,19 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
 
   ledger.nodes.resize(graph.nodes.size());
   std::vector<std::string> assumptions;
-  std::vector<uint64_t> floor_weight(graph.tensors.size(), 0);
-  std::vector<uint64_t> floor_input(graph.tensors.size(), 0);  // graph inputs (and views of them)
-  std::vector<uint8_t> input_view(graph.tensors.size(), 0);
-  std::vector<uint8_t> io_counted(graph.tensors.size(), 0);
-  std::vector<uint8_t> is_output(graph.tensors.size(), 0);
-  for (ir::TensorId t : ir::GraphOutputs(graph)) is_output[t] = 1;
+  // Per tensor: the most any costed node must read of it (weights and graph inputs), and
+  // flags for the essential-output pass after the loop.
+  enum : uint8_t { kInputView = 1, kConsumed = 2, kProducedByCosted = 4 };
+  std::vector<uint64_t> floor_need(graph.tensors.size(), 0);
+  std::vector<uint8_t> flags(graph.tensors.size(), 0);
+  bool explicit_outputs = false;
+  for (const ir::Tensor& t : graph.tensors) explicit_outputs |= t.role == ir::Role::kOutput;
 
   std::vector<const ResolvedTensor*> ins, outs;  // reused across nodes
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = graph.nodes[i];
     NodeCost& cost = ledger.nodes[i];
+    for (ir::TensorId t : node.inputs) flags[t] |= kConsumed;
     if (auto why = UnresolvedReason(graph, node, resolved)) {
       cost.reason = *why;
       continue;
@@ -216,39 +226,38 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
     if (cost.bytes() == 0) {
       bool of_input = false;
       for (ir::TensorId t : node.inputs) {
-        of_input = of_input || resolved[t].role == ir::Role::kInput || input_view[t];
+        of_input = of_input || resolved[t].role == ir::Role::kInput || (flags[t] & kInputView);
       }
       if (of_input) {
-        for (ir::TensorId t : node.outputs) input_view[t] = 1;
+        for (ir::TensorId t : node.outputs) flags[t] |= kInputView;
       }
       continue;
     }
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const ir::TensorId t = node.inputs[k];
       const ResolvedTensor& r = resolved[t];
-      uint64_t need = r.bytes;
-      for (const auto& [index, bytes] : cost.floor_input_bytes) {
-        if (index == k) need = bytes;
-      }
-      if (r.IsWeight()) {
-        floor_weight[t] = std::max(floor_weight[t], need);
-      } else if (r.role == ir::Role::kInput || input_view[t]) {
-        floor_input[t] = std::max(floor_input[t], need);
+      if (r.IsWeight() || r.role == ir::Role::kInput || (flags[t] & kInputView)) {
+        const uint64_t need = k == cost.floor_input ? cost.floor_input_bytes : r.bytes;
+        floor_need[t] = std::max(floor_need[t], need);
       }
     }
-    for (ir::TensorId t : node.outputs) {
-      if (is_output[t] && !io_counted[t]) {
-        io_counted[t] = 1;
-        ledger.essential_io_bytes = SaturatingAdd(ledger.essential_io_bytes, resolved[t].bytes);
-      }
-    }
+    for (ir::TensorId t : node.outputs) flags[t] |= kProducedByCosted;
     ledger.essential_state_bytes = SaturatingAdd(ledger.essential_state_bytes, cost.bytes_state);
   }
-  for (uint64_t b : floor_weight) {
-    ledger.essential_weight_bytes = SaturatingAdd(ledger.essential_weight_bytes, b);
-  }
-  for (uint64_t b : floor_input) {
-    ledger.essential_io_bytes = SaturatingAdd(ledger.essential_io_bytes, b);
+  // Graph outputs (role output, or else produced and never consumed) written by costed nodes.
+  for (size_t t = 0; t < graph.tensors.size(); ++t) {
+    const ResolvedTensor& r = resolved[t];
+    if (r.IsWeight()) {
+      ledger.essential_weight_bytes = SaturatingAdd(ledger.essential_weight_bytes, floor_need[t]);
+      continue;
+    }
+    ledger.essential_io_bytes = SaturatingAdd(ledger.essential_io_bytes, floor_need[t]);
+    const bool is_output = explicit_outputs
+                               ? r.role == ir::Role::kOutput
+                               : !(flags[t] & kConsumed) && r.role != ir::Role::kState;
+    if (is_output && (flags[t] & kProducedByCosted)) {
+      ledger.essential_io_bytes = SaturatingAdd(ledger.essential_io_bytes, r.bytes);
+    }
   }
   // Deduplicate assumptions, keeping first-seen order.
   std::unordered_set<std::string> seen;

@@ -31,10 +31,12 @@ struct NodeCost {
   // engine may run it at by quantizing activations on the fly (the fused floor's class).
   format::MmaClass mma_class = format::MmaClass::kNone;
   format::MmaClass floor_class = format::MmaClass::kNone;
-  // Inputs the fused floor reads at less than their full size, by input position: routed
-  // experts at top_k experts, embedding tables at the gathered rows. Every other weight input
-  // counts its full size once per step.
-  std::vector<std::pair<uint32_t, uint64_t>> floor_input_bytes;
+  // An input the fused floor reads at less than its full size (routed experts at top_k
+  // experts, an embedding table or gathered data at the gathered rows), by input position.
+  // Every other weight or graph input counts its full size once per step.
+  static constexpr uint32_t kNoInput = UINT32_MAX;
+  uint32_t floor_input = kNoInput;
+  uint64_t floor_input_bytes = 0;
   std::string reason;  // why not costed
   std::string note;    // a per-node choice that changes numbers ("MLA absorbed form")
 

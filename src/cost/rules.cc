@@ -211,7 +211,8 @@ RuleResult ExpertsRule(const RuleInput& in, std::vector<std::string>& assumption
   c->bytes_weights = c->bytes_weights - w.bytes + read_w;
   // At least top_k experts must be read whenever a token is routed: the floor's minimum.
   const uint64_t floor_w = tokens == 0 ? 0 : w.bytes / experts * top_k;
-  c->floor_input_bytes.emplace_back(1, floor_w);
+  c->floor_input = 1;
+  c->floor_input_bytes = floor_w;
   SetMmaClass(x, &w, *c);
   assumptions.push_back(
       "routed experts: uniform routing, distinct experts read = E·(1−(1−top_k/E)^T) for T "
@@ -558,7 +559,8 @@ RuleResult EmbeddingRule(const RuleInput& in) {
   c.bytes_read = *rows + ids.bytes;
   c.bytes_weights = table.IsWeight() ? *rows : 0;
   for (const ResolvedTensor* o : in.outputs) c.bytes_written += o->bytes;
-  c.floor_input_bytes.emplace_back(0, *rows);  // the floor, too, reads only these rows
+  c.floor_input = 0;  // the floor, too, reads only these rows
+  c.floor_input_bytes = *rows;
   return c;
 }
 
@@ -575,7 +577,8 @@ RuleResult GatherRule(const RuleInput& in) {
   const uint64_t read_data = std::min(*gathered, data.bytes);
   c.bytes_read = read_data;
   if (data.IsWeight()) c.bytes_weights = read_data;
-  c.floor_input_bytes.emplace_back(0, read_data);  // the floor, too, reads only these
+  c.floor_input = 0;  // the floor, too, reads only these
+  c.floor_input_bytes = read_data;
   for (size_t i = 1; i < in.inputs.size(); ++i) {
     c.bytes_read += in.inputs[i]->bytes;
     if (in.inputs[i]->IsWeight()) c.bytes_weights += in.inputs[i]->bytes;
