@@ -269,13 +269,21 @@ TEST(LlmGraph, CheckpointQuantizationIsTheDefaultRecipe) {
 }
 
 TEST(LlmGraph, DecodeSumOverGrowingContextIsExact) {
-  // Across the sliding window's edge (128) and for a full-attention model.
-  for (std::string_view name : {"gpt-oss-20b", "llama-3.1-8b"}) {
-    SCOPED_TRACE(std::string(name));
-    const Built b = Build(name);
+  // Across the sliding window's edge (128), for a full-attention model, and for MLA at a batch
+  // where attention nodes move between memory- and compute-bound as the context grows.
+  struct Case {
+    std::string_view preset;
+    int64_t batch, first, steps;
+  };
+  for (const Case& c : {Case{"gpt-oss-20b", 3, 100, 200}, Case{"llama-3.1-8b", 3, 100, 200},
+                        Case{"deepseek-v3", 2048, 1, 150}}) {  // attention crosses at ~ctx 100
+    SCOPED_TRACE(std::string(c.preset));
+    const Built b = Build(c.preset);
     double brute = 0;
-    for (int64_t c = 100; c < 300; ++c) brute += Decode(b.step, 3, c).analysis.totals.time_s;
-    auto sum = llm::SumDecodeSteps(b.step, H100(), 3, 100, 200);
+    for (int64_t ctx = c.first; ctx < c.first + c.steps; ++ctx) {
+      brute += Decode(b.step, c.batch, ctx).analysis.totals.time_s;
+    }
+    auto sum = llm::SumDecodeSteps(b.step, H100(), c.batch, c.first, c.steps);
     ASSERT_TRUE(sum.has_value());
     EXPECT_NEAR(*sum, brute, brute * 1e-9);
   }
