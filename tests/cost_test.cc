@@ -503,6 +503,17 @@ TEST(RulesTest, PagedAttentionAppendsNewRows) {
   EXPECT_EQ(c.bytes_state, 2 * cache + 2 * row);
 }
 
+// Appending to an fp8_e4m3 cache writes the rows only: the cache's per-tensor scale exists.
+TEST(RulesTest, PagedAttentionAppendToFp8CacheWritesRowsOnly) {
+  PagedCase p{2, 1, 10, 4, 2, 8};
+  p.new_rows = true;
+  p.kv_format = "fp8_e4m3";
+  const NodeCost c = Only(Paged(p));
+  const uint64_t cache = 2u * 10 * 2 * 8 + 4;  // fp8 elements + one f32 scale
+  const uint64_t row = 2u * 2 * 8;              // n · kv_heads · d at one byte, no scale
+  EXPECT_EQ(c.bytes_state, 2 * cache + 2 * row);
+}
+
 TEST(RulesTest, PagedAttentionNeedsQHeads) {
   GraphBuilder b("attn");
   b.Input("q", {1, 64}, "bf16");

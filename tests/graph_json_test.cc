@@ -237,8 +237,8 @@ TEST(GraphJsonTest, BadDims) {
   ExpectError(Graph(R"({"name": "bytes", "shape": [4611686018427387904], "format": "f64"})", ""),
               {"'bytes'", "overflows 64 bits"});
   // Graph dims.
-  ExpectError(Graph(kX, "", R"("dims": {"n": -3}, )"), {"dims.n", "-3"});
-  ExpectError(Graph(kX, "", R"("dims": {"n": "4"}, )"), {"dims.n"});
+  ExpectError(Graph(kX, "", R"("dims": {"n": -3}, )"), {"dims: 'n'", "-3"});
+  ExpectError(Graph(kX, "", R"("dims": {"n": "4"}, )"), {"dims: 'n'"});
   ExpectError(Graph(kX, "", R"("dims": {"a+b": 4}, )"), {"'a+b'"});
   ExpectError(Graph(kX, "", R"("dims": {"n": 4, "n": 5}, )"), {"'n'"});
 }

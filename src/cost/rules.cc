@@ -396,8 +396,10 @@ RuleResult PagedAttentionRule(const RuleInput& in, std::vector<std::string>& ass
       return NotCosted(NodeLabel(in.node) + ": new rows do not fit the cache format '" +
                        std::string(format::FormatName(caches[i]->format)) + "' block");
     }
-    c.bytes_written += *appended;
-    c.bytes_state += *appended;
+    // The cache's per-tensor scale (fp8_e4m3) already exists: an append writes rows only.
+    const uint64_t rows_bytes = *appended - format::Info(caches[i]->format).tensor_bytes;
+    c.bytes_written += rows_bytes;
+    c.bytes_state += rows_bytes;
   }
   SetMmaClass(q, nullptr, c);
   if (causal && t > 1) {

@@ -43,6 +43,9 @@ std::string EvalError::Message(const SymbolTable& table) const {
       return std::to_string(lhs) + " divided by zero";
     case Kind::kOverflow:
       return "value overflows 64 bits";
+    case Kind::kNegativeOperand:
+      return "ceil_div(" + std::to_string(lhs) + ", " + std::to_string(rhs) +
+             ") needs non-negative operands";
   }
   return "invalid expression";
 }
@@ -68,7 +71,7 @@ std::expected<int64_t, EvalError> ApplyOp(Expr::Op op, int64_t a, int64_t b) {
       break;
     case Expr::Op::kCeilDiv:
       if (b == 0) return std::unexpected(EvalError{K::kDivideByZero, 0, a, b});
-      if (a < 0 || b < 0) return std::unexpected(EvalError{K::kInexact, 0, a, b});
+      if (a < 0 || b < 0) return std::unexpected(EvalError{K::kNegativeOperand, 0, a, b});
       r = a / b + (a % b != 0 ? 1 : 0);
       break;
     case Expr::Op::kMin:

@@ -53,10 +53,10 @@ class Bindings {
 };
 
 struct EvalError {
-  enum class Kind : uint8_t { kUnbound, kInexact, kDivideByZero, kOverflow };
+  enum class Kind : uint8_t { kUnbound, kInexact, kDivideByZero, kOverflow, kNegativeOperand };
   Kind kind;
   SymbolId symbol = 0;  // kUnbound: the first unbound symbol
-  int64_t lhs = 0;      // kInexact / kDivideByZero: the operands
+  int64_t lhs = 0;      // kInexact / kDivideByZero / kNegativeOperand: the operands
   int64_t rhs = 0;
   // "dim 'ctx' is not bound", "8 is not divisible by 3", ...
   std::string Message(const SymbolTable& table) const;

@@ -1,6 +1,7 @@
 // Op-kind lookup, attribute access and structural validation of graphs.
 #include "ir/graph.h"
 
+#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -65,6 +66,10 @@ std::optional<int64_t> Node::IntAttr(std::string_view key) const {
   const AttrValue* v = FindAttr(key);
   if (v == nullptr) return std::nullopt;
   if (const auto* i = std::get_if<int64_t>(v)) return *i;
+  // JSON writers may spell an integer as 8.0; an integral float is that integer.
+  if (const auto* d = std::get_if<double>(v)) {
+    if (*d == std::floor(*d) && std::fabs(*d) < 9.0e15) return static_cast<int64_t>(*d);
+  }
   return std::nullopt;
 }
 

@@ -128,7 +128,7 @@ Result<void> Reader::ReadDims(dom::element v) {
   if (auto ec = v.get_object().get(obj)) return Fail("field 'dims': expected an object", ec);
   for (dom::key_value_pair field : obj) {
     const std::string_view key = field.key;
-    const std::string where = "dims." + std::string(key);
+    const std::string where = "dims: " + Quote(key);
     int64_t value = 0;
     if (auto ec = field.value.get_int64().get(value)) {
       return Fail(where + ": expected a non-negative integer", ec);
