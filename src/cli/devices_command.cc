@@ -55,26 +55,9 @@ std::string DevicesText(const std::vector<device::Device>& devices) {
 std::string DevicesJson(const std::vector<device::Device>& devices) {
   std::string out;
   report::JsonWriter w(out);
+  using report::WriteDeviceJson;
   w.BeginObject().Key("devices").BeginArray();
-  for (const device::Device& d : devices) {
-    w.BeginObject();
-    w.Key("name").Value(d.name);
-    w.Key("description").Value(d.description);
-    w.Key("memory_bytes").Value(d.memory_bytes);
-    w.Key("dram_bytes_per_s").Value(d.dram_bytes_per_s);
-    w.Key("peak_flops_per_s").BeginObject();
-    for (format::MmaClass c : format::kPeakClasses) {
-      if (auto p = d.Peak(c)) w.Key(format::MmaClassName(c)).Value(*p);
-    }
-    w.EndObject();
-    if (d.l2_bytes) w.Key("l2_bytes").Value(*d.l2_bytes);
-    if (d.interconnect_bytes_per_s) {
-      w.Key("interconnect_bytes_per_s").Value(*d.interconnect_bytes_per_s);
-    }
-    if (d.network_bytes_per_s) w.Key("network_bytes_per_s").Value(*d.network_bytes_per_s);
-    w.Key("source").Value(d.source);
-    w.EndObject();
-  }
+  for (const device::Device& d : devices) WriteDeviceJson(w, d);
   w.EndArray().EndObject();
   out += '\n';
   return out;

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "device/device.h"
+
 namespace opscope::report {
 
 class JsonWriter {
@@ -38,6 +40,8 @@ class JsonWriter {
     Comma();
     if (!std::isfinite(v)) {
       out_ += "null";
+    } else if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
+      AppendNumber(static_cast<int64_t>(v));  // 80000000000, not 8e+10
     } else {
       char buf[32];
       auto r = std::to_chars(buf, buf + sizeof buf, v);
@@ -90,5 +94,8 @@ class JsonWriter {
   std::string& out_;
   bool first_ = true;
 };
+
+// One device as the JSON report and `opscope devices --format json` print it.
+void WriteDeviceJson(JsonWriter& w, const device::Device& d);
 
 }  // namespace opscope::report

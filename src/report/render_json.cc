@@ -4,9 +4,8 @@
 #include "report/render.h"
 
 namespace opscope::report {
-namespace {
 
-void WriteDevice(JsonWriter& w, const device::Device& d) {
+void WriteDeviceJson(JsonWriter& w, const device::Device& d) {
   w.BeginObject();
   w.Key("name").Value(d.name);
   w.Key("description").Value(d.description);
@@ -25,6 +24,8 @@ void WriteDevice(JsonWriter& w, const device::Device& d) {
   w.Key("source").Value(d.source);
   w.EndObject();
 }
+
+namespace {
 
 void WriteTotals(JsonWriter& w, const roofline::Totals& t) {
   w.BeginObject();
@@ -118,7 +119,7 @@ std::string RenderJson(const ReportModel& m) {
   w.Key("schema_version").Value(m.schema_version);
   w.Key("model").Value(m.model);
   w.Key("device");
-  WriteDevice(w, m.device);
+  WriteDeviceJson(w, m.device);
   w.Key("workload").BeginObject();
   for (const auto& [name, value] : m.workload) w.Key(name).Value(value);
   w.EndObject();
