@@ -20,5 +20,6 @@ struct Command {
 Command AddAnalyzeCommand(CLI::App& root);
 Command AddDevicesCommand(CLI::App& root);
 Command AddLlmCommand(CLI::App& root);
+Command AddSweepCommand(CLI::App& root);  // `opscope sweep llm ...`
 
 }  // namespace opscope::cli

@@ -14,7 +14,7 @@ namespace opscope::cli {
 
 void AddOutputOptions(CLI::App& app, OutputOptions& options) {
   app.add_option("--format", options.format, "Report format")
-      ->check(CLI::IsMember({"text", "json"}))
+      ->check(CLI::IsMember({"text", "json", "csv", "svg", "html"}))
       ->capture_default_str();
   app.add_option("--top", options.top, "Rows in the text report's top-N lists")
       ->check(CLI::Range(0, 1000000))
@@ -28,6 +28,12 @@ Result<int> EmitReport(const report::ReportModel& model, const OutputOptions& op
   std::string text;
   if (options.format == "json") {
     text = report::RenderJson(model);
+  } else if (options.format == "csv") {
+    text = report::RenderCsv(model);
+  } else if (options.format == "svg") {
+    text = report::RenderSvg(model);
+  } else if (options.format == "html") {
+    text = report::RenderHtml(model);
   } else {
     report::TextStyle style;
     const char* no_color = std::getenv("NO_COLOR");

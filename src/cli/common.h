@@ -16,7 +16,7 @@ namespace opscope::cli {
 inline constexpr const char* kDefaultDevice = "h100-sxm";
 
 struct OutputOptions {
-  std::string format = "text";  // text | json (csv | svg | html later)
+  std::string format = "text";  // text | json | csv | svg | html
   int top = 10;
   std::string output = "-";     // -o FILE; "-" is stdout
   bool strict = false;

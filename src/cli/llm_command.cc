@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/llm_model.h"
 #include "device/device.h"
 #include "import/hf_config/model_spec.h"
 #include "import/hf_config/presets.h"
@@ -152,6 +153,13 @@ Result<int> RunLlm(const LlmOptions& o) {
 }
 
 }  // namespace
+
+Result<LlmModelSource> LoadLlmModel(const std::string& model) {
+  auto source = LoadModel(model);
+  if (!source) return std::unexpected(source.error());
+  return LlmModelSource{std::move(source->text), std::move(source->origin),
+                        std::move(source->name)};
+}
 
 Command AddLlmCommand(CLI::App& root) {
   auto o = std::make_shared<LlmOptions>();

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   commands.push_back(opscope::cli::AddAnalyzeCommand(app));
 #ifdef OPSCOPE_HAVE_LLM
   commands.push_back(opscope::cli::AddLlmCommand(app));
+  commands.push_back(opscope::cli::AddSweepCommand(app));
 #endif
   commands.push_back(opscope::cli::AddDevicesCommand(app));
   if (argc > 1 && argv[1][0] != '-') {

@@ -1,0 +1,33 @@
+// CSV report: one record per node of the graph, in graph order, with every field of the JSON
+// node object (DESIGN "JSON output") under the same names; a header record first.
+#include "report/csv_writer.h"
+#include "report/render.h"
+
+namespace opscope::report {
+
+std::string RenderCsv(const ReportModel& model) {
+  std::string out;
+  out.reserve(160 * (model.nodes.size() + 1));
+  CsvWriter w(out);
+  for (const char* h : {"name", "op", "source_op", "costed", "bytes_read", "bytes_written",
+                        "bytes_weights", "bytes_state", "bytes", "flops", "intensity",
+                        "mma_class", "time_s", "bound"}) {
+    w.Field(h);
+  }
+  w.EndRecord();
+  for (const NodeRow& n : model.nodes) {
+    w.Field(n.name).Field(n.op).Field(n.source_op.empty() ? n.op : n.source_op).Field(n.costed);
+    w.Field(n.bytes_read).Field(n.bytes_written).Field(n.bytes_weights).Field(n.bytes_state);
+    w.Field(n.bytes()).Field(n.flops);
+    if (n.intensity) {
+      w.Field(*n.intensity);
+    } else {
+      w.Empty();  // JSON null: the node moves no bytes
+    }
+    w.Field(n.mma_class).Field(n.time_s).Field(n.bound);
+    w.EndRecord();
+  }
+  return out;
+}
+
+}  // namespace opscope::report

@@ -1,0 +1,172 @@
+// The HTML report: one self-contained file (inline CSS, SVG and JS; no network) with the
+// summary, the roofline chart, a sortable per-node table, the by-op table, what was not
+// costed and the assumptions.
+#include <cstdio>
+#include <string>
+
+#include "report/html_page.h"
+#include "report/render.h"
+#include "support/human_units.h"
+
+namespace opscope::report {
+namespace {
+
+std::string Cell(const std::string& text) { return "<td>" + HtmlEscape(text) + "</td>"; }
+
+std::string Shortest(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// A numeric cell: the human text, and the exact value the sort reads.
+std::string NumCell(const std::string& text, double value) {
+  return "<td class=\"n\" data-v=\"" + Shortest(value) + "\">" + HtmlEscape(text) + "</td>";
+}
+
+std::string Percent(double part, double whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", whole > 0 ? 100 * part / whole : 0.0);
+  return buf;
+}
+
+std::string Row(const std::string& label, const std::string& value) {
+  return "<tr><th>" + HtmlEscape(label) + "</th><td>" + HtmlEscape(value) + "</td></tr>\n";
+}
+
+// What bounds the step: the largest term of the fused floor.
+std::string FloorBound(const roofline::Totals& t) {
+  if (t.floor_memory_s >= t.floor_mma_s && t.floor_memory_s >= t.floor_vector_s) return "memory";
+  return t.floor_mma_s >= t.floor_vector_s ? "compute (matrix units)" : "compute (vector units)";
+}
+
+void Summary(std::string& out, const ReportModel& m) {
+  const roofline::Totals& t = m.totals;
+  std::string workload;
+  for (const auto& [name, value] : m.workload) {
+    workload += (workload.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+  }
+  out += "<table class=\"summary\">\n";
+  out += Row("model", m.model);
+  out += Row("device", m.device.name + (m.device.description.empty() ? "" : " (" + m.device.description + ")") +
+                           ", " + HumanRate(m.device.dram_bytes_per_s, "B") + " DRAM");
+  out += Row("workload", (m.llm ? m.llm->phase + ": " : std::string()) + workload);
+  if (m.llm) {
+    char tps[48];
+    std::snprintf(tps, sizeof tps, "%.1f tokens/s", m.llm->tokens_per_s);
+    out += Row("step time", HumanSeconds(m.llm->step_time_s) + " (" + tps + ")");
+    if (m.llm->ttft_s) out += Row("time to first token", HumanSeconds(*m.llm->ttft_s));
+    if (m.llm->tpot_s) out += Row("time per output token", HumanSeconds(*m.llm->tpot_s));
+    out += Row("recipe", "weights " + m.llm->weights_format + ", activations " +
+                             m.llm->activations_format + ", KV " + m.llm->kv_format);
+    out += Row("memory fit", "max batch " + std::to_string(m.llm->max_batch) + "; " +
+                                 (m.llm->fits ? "fits" : "does not fit"));
+  } else {
+    out += Row("time (sum of op rooflines)", HumanSeconds(t.time_s));
+  }
+  out += Row("bytes moved", HumanBytes(static_cast<double>(t.bytes())) + " (weights " +
+                                HumanBytes(static_cast<double>(t.bytes_weights)) + ", state " +
+                                HumanBytes(static_cast<double>(t.bytes_state)) + ")");
+  out += Row("FLOPs", HumanFlops(static_cast<double>(t.flops)));
+  char intensity[48];
+  std::snprintf(intensity, sizeof intensity, "%.2f FLOP/B", t.intensity());
+  out += Row("intensity", intensity);
+  char headroom[64];
+  std::snprintf(headroom, sizeof headroom, "; fusion headroom %.2fx",
+                t.fused_floor_s > 0 ? t.time_s / t.fused_floor_s : 1.0);
+  out += Row("fused floor", HumanSeconds(t.fused_floor_s) + headroom);
+  out += Row("bound by", FloorBound(t) + " (memory-bound traffic " +
+                             Percent(static_cast<double>(t.memory_bound_bytes),
+                                     static_cast<double>(t.bytes())) + ")");
+  out += Row("nodes", std::to_string(t.nodes) + " (" + std::to_string(t.nodes_costed) + " costed)");
+  out += "</table>\n";
+}
+
+void NodeTable(std::string& out, const ReportModel& m) {
+  out += "<h2>Nodes</h2>\n<p class=\"muted\">Click a column to sort; graph order by default.</p>\n";
+  out += "<table class=\"sortable\" id=\"nodes\">\n<thead><tr>"
+         "<th class=\"n\" data-key=\"index\">#</th><th data-key=\"name\">name</th>"
+         "<th data-key=\"op\">op</th><th class=\"n\" data-key=\"time_s\">time</th>"
+         "<th class=\"n\" data-key=\"share\">share</th><th class=\"n\" data-key=\"bytes\">bytes</th>"
+         "<th class=\"n\" data-key=\"flops\">FLOPs</th>"
+         "<th class=\"n\" data-key=\"intensity\">FLOP/B</th><th data-key=\"bound\">bound</th>"
+         "<th data-key=\"mma_class\">class</th></tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const NodeRow& n = m.nodes[i];
+    const std::string op = n.source_op.empty() || n.source_op == n.op ? n.op
+                                                                     : n.op + " (" + n.source_op + ")";
+    char intensity[32] = "-";
+    if (n.intensity) std::snprintf(intensity, sizeof intensity, "%.2f", *n.intensity);
+    out += "<tr>" + NumCell(std::to_string(i), static_cast<double>(i)) + Cell(n.name) + Cell(op) +
+           NumCell(n.costed ? HumanSeconds(n.time_s) : "not costed", n.time_s) +
+           NumCell(Percent(n.time_s, m.totals.time_s),
+                   m.totals.time_s > 0 ? n.time_s / m.totals.time_s : 0) +
+           NumCell(HumanBytes(static_cast<double>(n.bytes())), static_cast<double>(n.bytes())) +
+           NumCell(HumanFlops(static_cast<double>(n.flops)), static_cast<double>(n.flops)) +
+           NumCell(intensity, n.intensity.value_or(-1)) + Cell(n.bound) + Cell(n.mma_class) +
+           "</tr>\n";
+  }
+  out += "</tbody>\n</table>\n";
+}
+
+void ByOpTable(std::string& out, const ReportModel& m) {
+  out += "<h2>By op kind</h2>\n<table class=\"sortable\" id=\"by-op\">\n<thead><tr>"
+         "<th>op</th><th class=\"n\">count</th><th class=\"n\">bytes</th>"
+         "<th class=\"n\">FLOPs</th><th class=\"n\">time</th><th class=\"n\">share</th>"
+         "</tr></thead>\n<tbody>\n";
+  for (const ByOpRow& r : m.by_op) {
+    out += "<tr>" + Cell(r.op) + NumCell(std::to_string(r.count), static_cast<double>(r.count)) +
+           NumCell(HumanBytes(static_cast<double>(r.bytes)), static_cast<double>(r.bytes)) +
+           NumCell(HumanFlops(static_cast<double>(r.flops)), static_cast<double>(r.flops)) +
+           NumCell(HumanSeconds(r.time_s), r.time_s) +
+           NumCell(Percent(r.time_s, m.totals.time_s),
+                   m.totals.time_s > 0 ? r.time_s / m.totals.time_s : 0) +
+           "</tr>\n";
+  }
+  out += "</tbody>\n</table>\n";
+}
+
+void Lists(std::string& out, const ReportModel& m) {
+  out += "<h2>Not costed (" + std::to_string(m.not_costed.size()) + ")</h2>\n";
+  if (m.not_costed.empty()) {
+    out += "<p class=\"muted\">Every node was costed.</p>\n";
+  } else {
+    out += "<ul id=\"not-costed\">\n";
+    for (const NotCosted& n : m.not_costed) {
+      out += "<li><b>" + HtmlEscape(n.name) + "</b> (" + HtmlEscape(n.op) + "): " +
+             HtmlEscape(n.reason) + "</li>\n";
+    }
+    out += "</ul>\n";
+  }
+  if (!m.no_flop_model.empty()) {
+    out += "<p>No FLOP model (bytes counted, 0 FLOPs): ";
+    for (size_t i = 0; i < m.no_flop_model.size(); ++i) {
+      out += (i ? ", " : "") + HtmlEscape(m.no_flop_model[i]);
+    }
+    out += "</p>\n";
+  }
+  if (!m.assumptions.empty()) {
+    out += "<h2>Assumptions</h2>\n<ul>\n";
+    for (const std::string& a : m.assumptions) out += "<li>" + HtmlEscape(a) + "</li>\n";
+    out += "</ul>\n";
+  }
+}
+
+}  // namespace
+
+std::string RenderHtml(const ReportModel& m) {
+  std::string out = HtmlPageBegin("opscope: " + ChartTitle(m));
+  out.reserve(out.size() + 400 * m.nodes.size() + 200 * m.nodes.size() + 65536);
+  out += "<h1>opscope: " + HtmlEscape(ChartTitle(m)) + "</h1>\n";
+  Summary(out, m);
+  out += "<h2>Roofline</h2>\n<div class=\"chart\" id=\"roofline\">\n";
+  out += RenderSvg(m, /*standalone=*/false);
+  out += "</div>\n";
+  NodeTable(out, m);
+  ByOpTable(out, m);
+  Lists(out, m);
+  out += HtmlPageEnd();
+  return out;
+}
+
+}  // namespace opscope::report

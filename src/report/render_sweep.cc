@@ -1,0 +1,337 @@
+// Renderers of a sweep report: CSV and JSON with one record per point, and the two serving
+// charts (SVG, and inline in a self-contained HTML page).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "report/csv_writer.h"
+#include "report/html_page.h"
+#include "report/json_writer.h"
+#include "report/svg_canvas.h"
+#include "report/sweep_report.h"
+#include "support/human_units.h"
+
+namespace opscope::report {
+namespace {
+
+const char* BoundName(const SweepRow& r) { return r.compute_bound ? "compute" : "memory"; }
+
+}  // namespace
+
+std::string RenderSweepCsv(const SweepReport& rep) {
+  std::string out;
+  out.reserve(128 * (rep.rows.size() + 1));
+  CsvWriter w(out);
+  for (const char* h : {"model", "device", "recipe", "phase", "batch", "context", "step_time_s",
+                        "tokens_per_s", "tpot_s", "ttft_s", "bound", "max_batch", "fits"}) {
+    w.Field(h);
+  }
+  w.EndRecord();
+  // The leading fields repeat for every point of one device and recipe: render them once.
+  std::vector<std::string> prefix(rep.devices.size() * rep.recipes.size());
+  for (size_t d = 0; d < rep.devices.size(); ++d) {
+    for (size_t r = 0; r < rep.recipes.size(); ++r) {
+      std::string& p = prefix[d * rep.recipes.size() + r];
+      CsvWriter pw(p);
+      pw.Field(rep.model).Field(rep.devices[d]).Field(rep.recipes[r]).Field(rep.phase);
+      p += ',';
+    }
+  }
+  for (const SweepRow& row : rep.rows) {
+    out += prefix[row.device * rep.recipes.size() + row.recipe];
+    CsvWriter rw(out);
+    rw.Field(row.batch).Field(row.context).Field(row.step_time_s).Field(row.tokens_per_s);
+    if (row.tpot_s) rw.Field(*row.tpot_s); else rw.Empty();
+    if (row.ttft_s) rw.Field(*row.ttft_s); else rw.Empty();
+    rw.Field(BoundName(row)).Field(row.max_batch).Field(row.fits);
+    rw.EndRecord();
+  }
+  return out;
+}
+
+std::string RenderSweepJson(const SweepReport& rep) {
+  std::string out;
+  out.reserve(256 * (rep.rows.size() + 1));
+  JsonWriter w(out);
+  w.BeginObject();
+  w.Key("schema_version").Value(1);
+  w.Key("model").Value(rep.model);
+  w.Key("phase").Value(rep.phase);
+  w.Key("points").BeginArray();
+  for (const SweepRow& row : rep.rows) {
+    out += '\n';
+    w.BeginObject();
+    w.Key("device").Value(rep.devices[row.device]);
+    w.Key("recipe").Value(rep.recipes[row.recipe]);
+    w.Key("batch").Value(row.batch);
+    w.Key("context").Value(row.context);
+    w.Key("step_time_s").Value(row.step_time_s);
+    w.Key("tokens_per_s").Value(row.tokens_per_s);
+    w.Key("tpot_s");
+    if (row.tpot_s) w.Value(*row.tpot_s); else w.Null();
+    w.Key("ttft_s");
+    if (row.ttft_s) w.Value(*row.ttft_s); else w.Null();
+    w.Key("bound").Value(BoundName(row));
+    w.Key("max_batch").Value(row.max_batch);
+    w.Key("fits").Value(row.fits);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("assumptions").BeginArray();
+  for (const std::string& a : rep.assumptions) w.Value(a);
+  w.EndArray();
+  w.EndObject();
+  out += '\n';
+  return out;
+}
+
+namespace {
+
+// The contexts charted: all of them up to eight, else eight spread evenly (first and last
+// included) so the lines stay readable.
+std::vector<int64_t> ChartedContexts(const SweepReport& rep) {
+  std::set<int64_t> all;
+  for (const SweepRow& r : rep.rows) all.insert(r.context);
+  std::vector<int64_t> v(all.begin(), all.end());
+  constexpr size_t kMax = 8;
+  if (v.size() <= kMax) return v;
+  std::vector<int64_t> picked;
+  for (size_t i = 0; i < kMax; ++i) picked.push_back(v[i * (v.size() - 1) / (kMax - 1)]);
+  return picked;
+}
+
+struct Series {
+  std::string label;
+  std::vector<const SweepRow*> points;  // ascending batch
+};
+
+std::vector<Series> BuildSeries(const SweepReport& rep, const std::vector<int64_t>& contexts) {
+  std::map<std::tuple<uint32_t, uint32_t, int64_t>, Series> by_key;
+  const std::set<int64_t> charted(contexts.begin(), contexts.end());
+  for (const SweepRow& r : rep.rows) {
+    if (!charted.contains(r.context)) continue;
+    Series& s = by_key[{r.recipe, r.device, r.context}];
+    if (s.label.empty()) {
+      s.label = (rep.phase == "prefill" ? "prompt " : "ctx ") + std::to_string(r.context) +
+                ", " + rep.devices[r.device];
+      if (rep.recipes.size() > 1) s.label += ", " + rep.recipes[r.recipe];
+    }
+    s.points.push_back(&r);
+  }
+  std::vector<Series> out;
+  for (auto& [key, s] : by_key) {
+    std::stable_sort(s.points.begin(), s.points.end(),
+                     [](const SweepRow* a, const SweepRow* b) { return a->batch < b->batch; });
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::string RateLabel(double v) {
+  char buf[32];
+  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%gM", v / 1e6);
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%gk", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// A polyline through the points, with a circle per point (hollow where it does not fit).
+void DrawSeries(Svg& svg, const std::vector<std::pair<double, double>>& xy,
+                const std::vector<const SweepRow*>& rows, std::string_view colour,
+                const std::string& label, const SweepReport& rep) {
+  std::string pts;
+  for (const auto& [x, y] : xy) pts += Svg::Num(x) + "," + Svg::Num(y) + " ";
+  svg.Raw("<polyline class=\"series\" fill=\"none\" stroke=\"" + std::string(colour) +
+          "\" stroke-width=\"2\" points=\"" + pts + "\"><title>" + Svg::Escape(label) +
+          "</title></polyline>\n");
+  for (size_t i = 0; i < xy.size(); ++i) {
+    const SweepRow& r = *rows[i];
+    char title[256];
+    std::snprintf(title, sizeof title, "%s: batch %lld, %.1f tokens/s, step %s%s",
+                  label.c_str(), static_cast<long long>(r.batch), r.tokens_per_s,
+                  HumanSeconds(r.step_time_s).c_str(), r.fits ? "" : ", does not fit memory");
+    svg.Circle(xy[i].first, xy[i].second, 3.5,
+               "class=\"point\" fill=\"" + std::string(r.fits ? colour : "#ffffff") +
+                   "\" stroke=\"" + std::string(colour) + "\" stroke-width=\"1.5\"",
+               title);
+  }
+  (void)rep;
+}
+
+}  // namespace
+
+std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
+  constexpr int kW = 1200, kH = 800;
+  Svg svg(kW, kH, standalone);
+  const std::vector<int64_t> contexts = ChartedContexts(rep);
+  const std::vector<Series> series = BuildSeries(rep, contexts);
+  std::string devices;
+  for (const std::string& d : rep.devices) devices += (devices.empty() ? "" : ", ") + d;
+  svg.Text(60, 32, "Sweep: " + rep.model + " \xe2\x80\x94 " + rep.phase + " on " + devices,
+           "font-size=\"18\" font-weight=\"bold\" fill=\"#111111\"");
+  std::set<int64_t> all_contexts;
+  for (const SweepRow& r : rep.rows) all_contexts.insert(r.context);
+  std::string sub = std::to_string(rep.rows.size()) + " points; hollow marks do not fit memory";
+  if (contexts.size() < all_contexts.size()) {
+    sub += "; " + std::to_string(contexts.size()) + " of " + std::to_string(all_contexts.size()) +
+           " contexts charted";
+  }
+  svg.Text(60, 54, sub, "font-size=\"13\" fill=\"#444444\"");
+
+  double max_batch = 1, min_batch = 1e300, max_tps = 0, max_per_seq = 0;
+  for (const Series& s : series) {
+    for (const SweepRow* r : s.points) {
+      max_batch = std::max(max_batch, static_cast<double>(r->batch));
+      min_batch = std::min(min_batch, static_cast<double>(r->batch));
+      max_tps = std::max(max_tps, r->tokens_per_s);
+      max_per_seq = std::max(max_per_seq, r->tokens_per_s / static_cast<double>(r->batch));
+    }
+  }
+  if (series.empty()) min_batch = 1;
+  if (max_batch <= min_batch) max_batch = min_batch * 2;
+  if (max_tps <= 0) max_tps = 1;
+  if (max_per_seq <= 0) max_per_seq = 1;
+
+  // Left: total tokens/s vs batch (batch on a log axis).
+  constexpr double kTop = 90, kBottom = 560;
+  const LogAxis bx{min_batch, max_batch, 110, 560};
+  const LinearAxis ty{0, max_tps * 1.05, kBottom, kTop};
+  svg.Text(335, 80, "throughput vs batch", "text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\"");
+  std::set<int64_t> batches;
+  for (const SweepRow& r : rep.rows) batches.insert(r.batch);
+  std::vector<double> ticks;
+  if (batches.size() <= 12) {
+    for (int64_t b : batches) ticks.push_back(static_cast<double>(b));
+  } else {
+    for (double b = 1; b <= max_batch; b *= 2) if (b >= min_batch) ticks.push_back(b);
+  }
+  for (double b : ticks) {
+    const double px = bx.Map(b);
+    svg.Line(px, kBottom, px, kTop, "stroke=\"#e3e3e3\" stroke-width=\"1\"");
+    svg.Text(px, kBottom + 18, PlainNumberLabel(b), "text-anchor=\"middle\" fill=\"#333333\"");
+  }
+  svg.Line(110, kBottom, 560, kBottom, "stroke=\"#333333\" stroke-width=\"1\"");
+  svg.Text(335, kBottom + 40, "batch (sequences)", "text-anchor=\"middle\" font-size=\"14\"");
+  DrawLinearYAxis(svg, ty, 110, 560, RateLabel, "tokens/s (all sequences)");
+
+  // Right: tokens/s per sequence vs total tokens/s.
+  const LinearAxis tx{0, max_tps * 1.05, 720, 1160};
+  const LinearAxis py{0, max_per_seq * 1.05, kBottom, kTop};
+  svg.Text(940, 80, "serving trade-off", "text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\"");
+  {
+    // x ticks of the linear axis, as DrawLinearYAxis chooses them.
+    const double span = tx.hi - tx.lo;
+    double step = std::pow(10.0, std::floor(std::log10(span)));
+    for (double m : {1.0, 2.0, 5.0}) {
+      if (span / (step * m) <= 8) { step *= m; break; }
+    }
+    for (int i = 0; i <= 20; ++i) {
+      const double v = i * step;
+      if (v > tx.hi) break;
+      const double px = tx.Map(v);
+      svg.Line(px, kBottom, px, kTop, "stroke=\"#e3e3e3\" stroke-width=\"1\"");
+      svg.Text(px, kBottom + 18, RateLabel(v), "text-anchor=\"middle\" fill=\"#333333\"");
+    }
+    svg.Line(720, kBottom, 1160, kBottom, "stroke=\"#333333\" stroke-width=\"1\"");
+    svg.Text(940, kBottom + 40, "tokens/s (all sequences)", "text-anchor=\"middle\" font-size=\"14\"");
+  }
+  DrawLinearYAxis(svg, py, 720, 1160, RateLabel, "tokens/s per sequence");
+
+  svg.Raw("<g class=\"series-throughput\">\n");
+  for (size_t i = 0; i < series.size(); ++i) {
+    std::vector<std::pair<double, double>> xy;
+    for (const SweepRow* r : series[i].points) {
+      xy.emplace_back(bx.Map(static_cast<double>(r->batch)), ty.Map(r->tokens_per_s));
+    }
+    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label, rep);
+  }
+  svg.Raw("</g>\n<g class=\"series-tradeoff\">\n");
+  for (size_t i = 0; i < series.size(); ++i) {
+    std::vector<std::pair<double, double>> xy;
+    for (const SweepRow* r : series[i].points) {
+      xy.emplace_back(tx.Map(r->tokens_per_s),
+                      py.Map(r->tokens_per_s / static_cast<double>(r->batch)));
+    }
+    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label, rep);
+  }
+  svg.Raw("</g>\n<g class=\"legend\">\n");
+  double lx = 110, ly = 640;
+  for (size_t i = 0; i < series.size(); ++i) {
+    if (i > 0 && i % 4 == 0) { lx = 110; ly += 20; }
+    if (ly > 780) break;
+    svg.Rect(lx, ly - 10, 14, 4, "fill=\"" + std::string(PaletteColour(i)) + "\"");
+    svg.Text(lx + 20, ly - 4, series[i].label, "fill=\"#222222\"");
+    lx += 260;
+  }
+  svg.Raw("</g>\n");
+  return svg.Finish();
+}
+
+std::string RenderSweepHtml(const SweepReport& rep) {
+  std::string out = HtmlPageBegin("opscope sweep: " + rep.model);
+  out += "<h1>opscope sweep: " + HtmlEscape(rep.model) + " (" + HtmlEscape(rep.phase) + ")</h1>\n";
+  std::set<int64_t> batches, contexts;
+  for (const SweepRow& r : rep.rows) batches.insert(r.batch), contexts.insert(r.context);
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  auto range = [](const std::set<int64_t>& v) {
+    if (v.empty()) return std::string("-");
+    return std::to_string(*v.begin()) + ".." + std::to_string(*v.rbegin()) + " (" +
+           std::to_string(v.size()) + " values)";
+  };
+  out += "<table class=\"summary\">\n";
+  out += "<tr><th>devices</th><td>" + HtmlEscape(join(rep.devices)) + "</td></tr>\n";
+  out += "<tr><th>recipes (weights/activations/KV)</th><td>" + HtmlEscape(join(rep.recipes)) + "</td></tr>\n";
+  out += "<tr><th>batch</th><td>" + range(batches) + "</td></tr>\n";
+  out += "<tr><th>" + std::string(rep.phase == "prefill" ? "prompt" : "context") + "</th><td>" +
+         range(contexts) + "</td></tr>\n";
+  out += "<tr><th>points</th><td>" + std::to_string(rep.rows.size()) + "</td></tr>\n</table>\n";
+  out += "<h2>Charts</h2>\n<div class=\"chart\" id=\"sweep-chart\">\n";
+  out += RenderSweepSvg(rep, /*standalone=*/false);
+  out += "</div>\n";
+  constexpr size_t kMaxRows = 20000;
+  out += "<h2>Points</h2>\n";
+  if (rep.rows.size() > kMaxRows) {
+    out += "<p class=\"muted\">The first " + std::to_string(kMaxRows) + " of " +
+           std::to_string(rep.rows.size()) + " points; --format csv writes them all.</p>\n";
+  }
+  out += "<table class=\"sortable\" id=\"points\">\n<thead><tr><th>device</th><th>recipe</th>"
+         "<th class=\"n\">batch</th><th class=\"n\">context</th><th class=\"n\">step time</th>"
+         "<th class=\"n\">tokens/s</th><th class=\"n\">tokens/s per seq</th><th>bound</th>"
+         "<th class=\"n\">max batch</th><th>fits</th></tr></thead>\n<tbody>\n";
+  for (size_t i = 0; i < rep.rows.size() && i < kMaxRows; ++i) {
+    const SweepRow& r = rep.rows[i];
+    char tps[32], per[32], v1[32], v2[32], v3[32];
+    std::snprintf(tps, sizeof tps, "%.1f", r.tokens_per_s);
+    const double per_seq = r.tokens_per_s / static_cast<double>(r.batch);
+    std::snprintf(per, sizeof per, "%.2f", per_seq);
+    std::snprintf(v1, sizeof v1, "%.17g", r.step_time_s);
+    std::snprintf(v2, sizeof v2, "%.17g", r.tokens_per_s);
+    std::snprintf(v3, sizeof v3, "%.17g", per_seq);
+    out += "<tr><td>" + HtmlEscape(rep.devices[r.device]) + "</td><td>" +
+           HtmlEscape(rep.recipes[r.recipe]) + "</td><td class=\"n\" data-v=\"" +
+           std::to_string(r.batch) + "\">" + std::to_string(r.batch) +
+           "</td><td class=\"n\" data-v=\"" + std::to_string(r.context) + "\">" +
+           std::to_string(r.context) + "</td><td class=\"n\" data-v=\"" + v1 + "\">" +
+           HumanSeconds(r.step_time_s) + "</td><td class=\"n\" data-v=\"" + v2 + "\">" + tps +
+           "</td><td class=\"n\" data-v=\"" + v3 + "\">" + per + "</td><td>" + BoundName(r) +
+           "</td><td class=\"n\" data-v=\"" + std::to_string(r.max_batch) + "\">" +
+           std::to_string(r.max_batch) + "</td><td>" + (r.fits ? "yes" : "no") + "</td></tr>\n";
+  }
+  out += "</tbody>\n</table>\n";
+  if (!rep.assumptions.empty()) {
+    out += "<h2>Assumptions</h2>\n<ul>\n";
+    for (const std::string& a : rep.assumptions) out += "<li>" + HtmlEscape(a) + "</li>\n";
+    out += "</ul>\n";
+  }
+  out += HtmlPageEnd();
+  return out;
+}
+
+}  // namespace opscope::report

@@ -1,0 +1,132 @@
+// One node's exact ledger entry at one workload point (see node_eval.h). Mirrors the steps of
+// BuildLedger for a single node: bind, resolve its tensors, check they resolved, run its rule,
+// apply its repeat count.
+#include "sweep/node_eval.h"
+
+#include <algorithm>
+
+#include "cost/rules.h"
+#include "format/format.h"
+#include "support/checked_math.h"
+
+namespace opscope::sweep {
+
+using Status = cost::ResolvedTensor::Status;
+
+NodeEvaluator::NodeEvaluator(const ir::Graph& graph, size_t node) : graph_(graph), node_(node) {
+  const ir::Node& n = graph.nodes[node];
+  auto slot = [&](ir::TensorId t) {
+    auto it = std::find(tensors_.begin(), tensors_.end(), t);
+    if (it != tensors_.end()) return static_cast<uint32_t>(it - tensors_.begin());
+    tensors_.push_back(t);
+    return static_cast<uint32_t>(tensors_.size() - 1);
+  };
+  for (ir::TensorId t : n.inputs) input_slot_.push_back(slot(t));
+  for (ir::TensorId t : n.outputs) output_slot_.push_back(slot(t));
+  resolved_.resize(tensors_.size());
+  dims_.resize(tensors_.size());
+  for (size_t i = 0; i < tensors_.size(); ++i) dims_[i].resize(graph.tensors[tensors_[i]].shape.size());
+  n_ = graph.symbols.Find("n");
+  seqs_ = graph.symbols.Find("seqs");
+  ctx_ = graph.symbols.Find("ctx");
+}
+
+Result<void> NodeEvaluator::Resolve(const expr::Bindings& b) {
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const ir::Tensor& t = graph_.tensors[tensors_[i]];
+    cost::ResolvedTensor& r = resolved_[i];
+    r = cost::ResolvedTensor{};
+    r.role = t.role;
+    r.format = t.format;
+    bool concrete = true;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      concrete = concrete && t.shape[d].IsConstant();
+      auto v = t.shape[d].Eval(b);
+      if (!v) {
+        if (v.error().kind == expr::EvalError::Kind::kUnbound) {
+          if (r.status == Status::kOk) {
+            r.status = Status::kUnbound;
+            r.unbound = v.error().symbol;
+          }
+          continue;
+        }
+        return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + ": " +
+                         v.error().Message(graph_.symbols));
+      }
+      if (*v < 0) {
+        return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " is negative (" +
+                         std::to_string(*v) + ")");
+      }
+      dims_[i][d] = *v;
+    }
+    r.dims = std::span<const int64_t>(dims_[i].data(), dims_[i].size());
+    if (r.status != Status::kOk) continue;
+    uint64_t elems = 1;
+    for (int64_t d : r.dims) {
+      auto e = CheckedMul(elems, static_cast<uint64_t>(d));
+      if (!e) return MakeError("tensor '" + t.name + "': element count overflows 64 bits");
+      elems = *e;
+    }
+    r.elems = elems;
+    auto bytes = format::TensorBytes(t.format, r.dims);
+    if (!bytes) {
+      if (bytes.error() == format::SizeError::kBlockMismatch) {
+        if (concrete) {
+          return MakeError("tensor '" + t.name + "': last dim is not a multiple of its block");
+        }
+        r.status = Status::kBlockMismatch;
+        continue;
+      }
+      return MakeError("tensor '" + t.name + "': byte size overflows 64 bits");
+    }
+    r.bytes = *bytes;
+  }
+  return {};
+}
+
+Result<cost::NodeCost> NodeEvaluator::Eval(const Point& p) {
+  expr::Bindings b(graph_.symbols);
+  for (const auto& [sym, value] : graph_.dims) b.Set(sym, value);
+  if (n_) b.Set(*n_, p.n);
+  if (seqs_) b.Set(*seqs_, p.seqs);
+  if (ctx_) b.Set(*ctx_, p.ctx);
+  if (auto ok = Resolve(b); !ok) return std::unexpected(ok.error());
+
+  const ir::Node& node = graph_.nodes[node_];
+  cost::NodeCost c;
+  if (const auto why = node.StringAttr("unresolved_reason")) {
+    c.reason = std::string(*why);
+    return c;
+  }
+  for (const cost::ResolvedTensor& r : resolved_) {
+    if (r.status != Status::kOk) {
+      c.reason = "a tensor of the node did not resolve";
+      return c;
+    }
+  }
+  std::vector<const cost::ResolvedTensor*> ins, outs;
+  ins.reserve(input_slot_.size());
+  outs.reserve(output_slot_.size());
+  for (uint32_t s : input_slot_) ins.push_back(&resolved_[s]);
+  for (uint32_t s : output_slot_) outs.push_back(&resolved_[s]);
+  cost::RuleInput in{graph_, node, std::move(ins), std::move(outs), b};
+  assumptions_.clear();
+  auto r = cost::CostNode(in, assumptions_);
+  if (!r) {
+    if (r.error().kind == cost::RuleFailure::Kind::kBadInput) return MakeError(r.error().message);
+    c.reason = r.error().message;
+    return c;
+  }
+  c = std::move(*r);
+  if (node.repeat != 1) {
+    for (uint64_t* field : {&c.bytes_read, &c.bytes_written, &c.bytes_weights, &c.bytes_state,
+                            &c.flops}) {
+      auto m = CheckedMul(*field, node.repeat);
+      if (!m) return MakeError("node '" + node.name + "': repeated cost overflows 64 bits");
+      *field = *m;
+    }
+  }
+  return c;
+}
+
+}  // namespace opscope::sweep

@@ -1,0 +1,96 @@
+// The compiled plan of one LLM step graph for sweeps (issue 5): the step is costed once into
+// a compact plan — identical layers appear once (the importer's cost twins) with their graph
+// positions, and each distinct node's bytes and FLOPs are closed forms in the workload
+// (seqs, rows per sequence, ctx) — so a point costs O(distinct nodes) plus one addition per
+// node for the step time.
+//
+// Exactness: a point's numbers EQUAL the full analysis (BuildLedger + roofline::Estimate):
+//  * a closed form is used only for a node whose rule and shapes produce a polynomial of
+//    degree ≤ 2 per variable (no min/max/division in its shapes, no 2-D block format on a
+//    workload-sized tensor, not routed experts, gathers, sliding-window or MLA attention);
+//    it is fitted exactly (NewtonForm) and must also reproduce the rule at a dozen far-apart
+//    verification points, else the node is not given one;
+//  * every other node — routed experts with their E·(1−(1−k/E)^T) distinct experts, MLA's
+//    cheaper-of-two-forms, sliding windows' min(ctx, W), gathers — runs its own cost rule at
+//    the point (NodeEvaluator), memoized per (n, seqs) when it does not depend on ctx;
+//  * node times use the roofline's formula and the step time sums them in graph order, so
+//    even the floating-point sum is the same, bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "device/device.h"
+#include "format/mma_class.h"
+#include "ir/graph.h"
+#include "roofline/roofline.h"
+#include "support/error.h"
+#include "sweep/newton_form.h"
+#include "sweep/node_eval.h"
+
+namespace opscope::sweep {
+
+// What one point costs: the step time and how it splits by node bound.
+struct StepTiming {
+  double time_s = 0;
+  double memory_bound_s = 0;   // Σ time of memory-bound nodes
+  double compute_bound_s = 0;  // Σ time of compute-bound nodes
+};
+
+struct PlanStats {
+  size_t nodes = 0;           // graph nodes
+  size_t distinct = 0;        // distinct nodes costed per point
+  size_t closed_form = 0;     // of those, with a closed form
+  size_t rule_per_point = 0;  // of those, evaluated by their rule (memoized or not)
+};
+
+class StepPlan {
+ public:
+  // Compiles `graph` (an LLM step graph with symbols n, seqs, ctx), which must outlive the
+  // plan. Errors: a node the ledger rejects at the sample points.
+  static Result<std::unique_ptr<StepPlan>> Compile(const ir::Graph& graph);
+
+  // The step's timing at `p` on `device`, equal to roofline::Estimate of the full ledger;
+  // nullopt when some node is not costed at `p` (the caller runs the full analysis, which
+  // reports it). Errors: as the full analysis (bad input at the point; a class the device
+  // has no peak for).
+  Result<std::optional<StepTiming>> Time(const Point& p, const device::Device& device);
+
+  // The same for up to kBlock points at once (faster when they share seqs and either the rows
+  // per sequence or ctx, as a sweep's inner loop does). out[i] as Time(points[i]).
+  static constexpr size_t kBlock = 64;
+  Result<void> TimeBlock(std::span<const Point> points, const device::Device& device,
+                         std::span<std::optional<StepTiming>> out);
+
+  const PlanStats& stats() const { return stats_; }
+
+ private:
+  struct Distinct {
+    size_t node;  // the representative graph node
+    bool closed = false;
+    NewtonForm bytes, flops;
+    format::MmaClass mma_class = format::MmaClass::kNone;
+    bool uses_ctx = true;
+    std::unique_ptr<NodeEvaluator> rule;
+    std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> memo;  // (n, seqs) -> bytes, flops
+  };
+
+  explicit StepPlan(const ir::Graph& graph) : graph_(graph) {}
+  Result<void> Build();
+  // Bytes and FLOPs of distinct node d at p by its rule (memoized when it ignores ctx);
+  // nullopt when not costed there.
+  Result<std::optional<std::pair<uint64_t, uint64_t>>> RuleCost(Distinct& d, const Point& p);
+
+  const ir::Graph& graph_;
+  std::vector<Distinct> distinct_;
+  std::vector<uint32_t> order_;  // graph order: the distinct entry of every node
+  PlanStats stats_;
+  // Scratch per block, node-major: [distinct][kBlock].
+  std::vector<double> time_, is_memory_, is_compute_;
+};
+
+}  // namespace opscope::sweep

@@ -1,0 +1,91 @@
+// Parsing DESIGN's LIST syntax (see sweep_list.h).
+#include "sweep/sweep_list.h"
+
+#include <charconv>
+#include <optional>
+#include <unordered_set>
+
+namespace opscope::sweep {
+namespace {
+
+std::optional<int64_t> ParsePositive(std::string_view s) {
+  int64_t v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || v <= 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::vector<std::string_view> SplitCommas(std::string_view text) {
+  std::vector<std::string_view> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+}  // namespace
+
+Result<std::vector<int64_t>> ParseIntList(std::string_view option, std::string_view text,
+                                          size_t max_values) {
+  const std::string opt(option);
+  auto bad = [&](std::string_view item, const std::string& why) {
+    return MakeError("option '" + opt + "': '" + std::string(item) + "' " + why +
+                     " (LIST: 1,2,4,8 or 512..4607 or 1024..32768:1024)");
+  };
+  std::vector<int64_t> values;
+  std::unordered_set<int64_t> seen;
+  auto add = [&](int64_t v, std::string_view item) -> Result<void> {
+    if (!seen.insert(v).second) return bad(item, "repeats " + std::to_string(v));
+    if (values.size() >= max_values) {
+      return bad(item, "makes more than " + std::to_string(max_values) + " values");
+    }
+    values.push_back(v);
+    return {};
+  };
+  for (std::string_view item : SplitCommas(text)) {
+    const size_t dots = item.find("..");
+    if (dots == std::string_view::npos) {
+      const auto v = ParsePositive(item);
+      if (!v) return bad(item, "is not a positive integer");
+      if (auto ok = add(*v, item); !ok) return std::unexpected(ok.error());
+      continue;
+    }
+    std::string_view last = item.substr(dots + 2);
+    int64_t step = 1;
+    if (const size_t colon = last.find(':'); colon != std::string_view::npos) {
+      const auto s = ParsePositive(last.substr(colon + 1));
+      if (!s) return bad(item, "has a step that is not a positive integer");
+      step = *s;
+      last = last.substr(0, colon);
+    }
+    const auto lo = ParsePositive(item.substr(0, dots));
+    const auto hi = ParsePositive(last);
+    if (!lo || !hi) return bad(item, "is not a range of positive integers");
+    if (*hi < *lo) return bad(item, "is a range whose end is below its start");
+    for (int64_t v = *lo; v <= *hi; v += step) {
+      if (auto ok = add(v, item); !ok) return std::unexpected(ok.error());
+      if (*hi - v < step) break;  // no overflow past the end
+    }
+  }
+  return values;
+}
+
+Result<std::vector<std::string>> ParseNameList(std::string_view option, std::string_view text) {
+  std::vector<std::string> out;
+  for (std::string_view item : SplitCommas(text)) {
+    if (item.empty()) {
+      return MakeError("option '" + std::string(option) + "': empty item in '" +
+                       std::string(text) + "'");
+    }
+    out.emplace_back(item);
+  }
+  return out;
+}
+
+}  // namespace opscope::sweep

@@ -1,0 +1,366 @@
+// Sweeps: DESIGN's LIST syntax, the compiled step plan against the full analysis (bit-equal
+// step times and bounds across dense, MoE, MLA, sliding-window, hybrid and SSM models, both
+// phases, several recipes), the sweep runner against llm::RunRequest, and the CLI: sweep rows
+// against individual `opscope llm` runs, and bad LISTs named in the error.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "device/device.h"
+#include "import/hf_config/model_spec.h"
+#include "import/hf_config/presets.h"
+#include "import/hf_config/recipe.h"
+#include "import/hf_config/step_graph.h"
+#include "llm/llm.h"
+#include "sweep/step_plan.h"
+#include "sweep/sweep.h"
+#include "sweep/sweep_list.h"
+
+namespace opscope::sweep {
+namespace {
+
+// ---- LIST syntax -------------------------------------------------------------------------
+
+TEST(SweepList, ValuesRangesAndSteps) {
+  EXPECT_EQ(*ParseIntList("--batch", "1,2,4,8"), (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(ParseIntList("--context", "512..4607")->size(), 4096u);
+  EXPECT_EQ(ParseIntList("--context", "512..4607")->back(), 4607);
+  const auto stepped = *ParseIntList("--context", "1024..32768:1024");
+  EXPECT_EQ(stepped.size(), 32u);
+  EXPECT_EQ(stepped.front(), 1024);
+  EXPECT_EQ(stepped.back(), 32768);
+  EXPECT_EQ(*ParseIntList("--batch", "1..10:4,64"), (std::vector<int64_t>{1, 5, 9, 64}));
+  EXPECT_EQ(*ParseIntList("--batch", "7"), (std::vector<int64_t>{7}));
+}
+
+TEST(SweepList, BadListsNameTheOptionAndItem) {
+  struct Case {
+    const char* text;
+    const char* fragment;
+  };
+  for (const Case& c : {Case{"", "''"}, Case{"1,,2", "''"}, Case{"0", "'0'"}, Case{"-3", "'-3'"},
+                        Case{"4..2", "'4..2'"}, Case{"1..8:0", "'1..8:0'"},
+                        Case{"1..x", "'1..x'"}, Case{"2,2", "repeats 2"}, Case{"1.5", "'1.5'"},
+                        Case{"99999999999999999999", "'99999999999999999999'"}}) {
+    auto r = ParseIntList("--batch", c.text);
+    ASSERT_FALSE(r) << c.text;
+    EXPECT_NE(r.error().message.find("option '--batch'"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.fragment), std::string::npos) << r.error().message;
+  }
+  EXPECT_FALSE(ParseIntList("--context", "1..100", 50));
+  EXPECT_FALSE(ParseNameList("--device", "h100-sxm,,h200"));
+  EXPECT_EQ(ParseNameList("--device", "h100-sxm,h200")->size(), 2u);
+}
+
+// ---- The plan equals the full analysis ----------------------------------------------------
+
+struct Model {
+  import::hf::ModelSpec spec;
+  import::hf::Recipe recipe;
+  import::hf::StepGraph step;
+};
+
+Model Load(const std::string& preset, std::optional<std::string> weights = std::nullopt,
+           std::optional<std::string> activations = std::nullopt) {
+  const import::hf::Preset* p = import::hf::FindPreset(preset);
+  EXPECT_NE(p, nullptr) << preset;
+  auto spec = import::hf::ParseHfConfig(p->json, preset);
+  EXPECT_TRUE(spec) << spec.error().message;
+  auto recipe = import::hf::ResolveRecipe(*spec, {weights, activations, std::nullopt, std::nullopt});
+  EXPECT_TRUE(recipe) << recipe.error().message;
+  auto step = import::hf::BuildStepGraph(*spec, *recipe);
+  EXPECT_TRUE(step) << step.error().message;
+  return Model{std::move(*spec), std::move(*recipe), std::move(*step)};
+}
+
+struct Case {
+  const char* preset;
+  std::optional<std::string> weights, activations;
+  const char* device;
+};
+
+// Decode (batch, context) and prefill (batch, prompt) points, including both sides of the
+// sliding windows the presets use (128, 512, 1024, 4096) and of MLA's form switch.
+const std::vector<std::pair<int64_t, int64_t>> kDecodePoints = {
+    {1, 1},     {1, 4096},  {3, 4095},  {16, 4607}, {7, 127},   {7, 128},  {7, 129},
+    {2, 511},   {2, 512},   {2, 513},   {5, 1023},  {5, 1024},  {5, 1025}, {9, 4096},
+    {9, 4097},  {64, 32768}, {128, 1},  {33, 777}};
+const std::vector<std::pair<int64_t, int64_t>> kPrefillPoints = {
+    {1, 1},   {1, 2},    {1, 512},  {2, 1000}, {4, 4096}, {1, 8192}, {3, 333},
+    {1, 127}, {1, 129},  {2, 4097}, {1, 300},  {1, 400},  {2, 1025}};
+
+class PlanEqualsAnalysis : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PlanEqualsAnalysis, StepTimeAndBoundBitForBit) {
+  const Case& c = GetParam();
+  Model m = Load(c.preset, c.weights, c.activations);
+  auto device = device::ResolveDevice(c.device);
+  ASSERT_TRUE(device) << device.error().message;
+  auto plan = StepPlan::Compile(m.step.graph);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_LT((*plan)->stats().distinct, m.step.graph.nodes.size());
+  for (bool prefill : {false, true}) {
+    for (const auto& [b, x] : prefill ? kPrefillPoints : kDecodePoints) {
+      const cost::Workload w = prefill ? llm::PrefillBindings(b, x) : llm::DecodeBindings(b, x);
+      auto full = llm::AnalyzeStep(m.step, w, *device);
+      ASSERT_TRUE(full) << full.error().message;
+      const Point p = prefill ? Point{b * x, b, 0} : Point{b, b, x};
+      auto t = (*plan)->Time(p, *device);
+      ASSERT_TRUE(t) << t.error().message;
+      ASSERT_TRUE(t->has_value()) << c.preset << " " << b << " " << x;
+      const std::string where = std::string(c.preset) + (prefill ? " prefill " : " decode ") +
+                                std::to_string(b) + " x " + std::to_string(x);
+      EXPECT_EQ((*t)->time_s, full->analysis.totals.time_s) << where;  // exact, not near
+      double memory_s = 0, compute_s = 0;
+      for (const roofline::NodeTime& n : full->analysis.nodes) {
+        if (n.bound == roofline::Bound::kMemory) memory_s += n.time_s;
+        if (n.bound == roofline::Bound::kCompute) compute_s += n.time_s;
+      }
+      EXPECT_EQ((*t)->memory_bound_s, memory_s) << where;
+      EXPECT_EQ((*t)->compute_bound_s, compute_s) << where;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, PlanEqualsAnalysis,
+    ::testing::Values(Case{"llama-2-7b-hf", {}, {}, "h100-sxm"},
+                      Case{"llama-3.1-8b", std::string("q4_k_m"), {}, "m4-max"},
+                      Case{"llama-3.1-8b", std::string("fp8_e4m3"), std::string("fp8_e4m3"), "h200"},
+                      Case{"llama-3.1-8b", std::string("nvfp4"), std::string("nvfp4"), "b200"},
+                      Case{"qwen3-30b-a3b", {}, {}, "h100-sxm"},
+                      Case{"mixtral-8x7b", {}, {}, "a100-80g"},
+                      Case{"deepseek-v3", {}, {}, "h200"},
+                      Case{"gpt-oss-20b", {}, {}, "h100-sxm"},
+                      Case{"gemma-2-9b-it", {}, {}, "l40s"},
+                      Case{"gemma-3-27b-it", {}, {}, "h100-sxm"},
+                      Case{"qwen3-next-80b-a3b-thinking", {}, {}, "b200"},
+                      Case{"mamba-codestral-7b-v0.1", {}, {}, "rtx-4090"},
+                      Case{"nemotron-h-8b-base-8k", {}, {}, "h100-sxm"}),
+    [](const ::testing::TestParamInfo<Case>& param) {
+      std::string name = std::string(param.param.preset) + "_" + param.param.weights.value_or("default");
+      for (char& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
+
+TEST(StepPlan, DenseLayersCompileToClosedFormsAndRepeatOnce) {
+  Model m = Load("llama-2-7b-hf");
+  auto plan = StepPlan::Compile(m.step.graph);
+  ASSERT_TRUE(plan);
+  const PlanStats& s = (*plan)->stats();
+  EXPECT_EQ(s.nodes, m.step.graph.nodes.size());
+  // 32 identical layers: one layer's nodes + embedding, final norm, gather, LM head.
+  EXPECT_LE(s.distinct, s.nodes / 16);
+  EXPECT_EQ(s.rule_per_point, 1u);  // select_last_tokens: min(rows, whole input)
+}
+
+// ---- The runner equals llm::RunRequest ----------------------------------------------------
+
+TEST(RunSweep, RowsEqualRunRequest) {
+  for (const char* preset : {"qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v3"}) {
+    const import::hf::Preset* p = import::hf::FindPreset(preset);
+    auto spec = import::hf::ParseHfConfig(p->json, preset);
+    ASSERT_TRUE(spec);
+    for (llm::Phase phase : {llm::Phase::kDecode, llm::Phase::kPrefill}) {
+      SweepSpec s;
+      s.model_name = preset;
+      s.origin = preset;
+      s.model = &*spec;
+      s.phase = phase;
+      s.batches = {1, 3, 16};
+      s.contexts = {1, 127, 128, 129, 4096, 8192};
+      s.devices = {*device::ResolveDevice("h100-sxm"), *device::ResolveDevice("h200")};
+      s.weights = {std::nullopt, std::string("bf16")};
+      auto rep = RunSweep(s);
+      ASSERT_TRUE(rep) << rep.error().message;
+      ASSERT_EQ(rep->rows.size(), 2u * 2 * 3 * 6);
+      EXPECT_EQ(rep->points_by_full_analysis, 0u);
+      for (const report::SweepRow& row : rep->rows) {
+        auto recipe = import::hf::ResolveRecipe(
+            *spec, {s.weights[row.recipe], std::nullopt, std::nullopt, std::nullopt});
+        auto step = import::hf::BuildStepGraph(*spec, *recipe);
+        llm::Request r;
+        r.phase = phase;
+        r.batch = row.batch;
+        r.context = row.context;
+        r.prompt = row.context;
+        auto run = llm::RunRequest(*step, *recipe, s.devices[row.device], r);
+        ASSERT_TRUE(run);
+        const std::string where = std::string(preset) + " " + std::to_string(row.batch) + "x" +
+                                  std::to_string(row.context);
+        EXPECT_EQ(row.step_time_s, run->figures.step_time_s) << where;
+        EXPECT_EQ(row.tokens_per_s, run->figures.tokens_per_s) << where;
+        EXPECT_EQ(row.max_batch, run->figures.max_batch) << where;
+        EXPECT_EQ(row.fits, run->figures.fits) << where;
+        if (phase == llm::Phase::kPrefill) {
+          EXPECT_EQ(row.ttft_s, run->figures.ttft_s) << where;
+        } else {
+          EXPECT_EQ(row.tpot_s, run->figures.step_time_s) << where;
+        }
+      }
+    }
+  }
+}
+
+TEST(RunSweep, GenLenRunsTheFullRequest) {
+  const import::hf::Preset* p = import::hf::FindPreset("llama-3.1-8b");
+  auto spec = import::hf::ParseHfConfig(p->json, "llama-3.1-8b");
+  SweepSpec s;
+  s.model_name = "llama-3.1-8b";
+  s.model = &*spec;
+  s.batches = {1, 8};
+  s.contexts = {1024};
+  s.devices = {*device::ResolveDevice("h100-sxm")};
+  s.weights = {std::nullopt};
+  s.gen_len = 64;
+  auto rep = RunSweep(s);
+  ASSERT_TRUE(rep);
+  auto recipe = import::hf::ResolveRecipe(*spec, {});
+  auto step = import::hf::BuildStepGraph(*spec, *recipe);
+  for (const report::SweepRow& row : rep->rows) {
+    llm::Request r;
+    r.batch = row.batch;
+    r.context = 1024;
+    r.gen_len = 64;
+    auto run = llm::RunRequest(*step, *recipe, s.devices[0], r);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(row.tpot_s, run->figures.tpot_s);
+    EXPECT_EQ(row.ttft_s, run->figures.ttft_s);
+  }
+}
+
+// ---- Through the binary -----------------------------------------------------------------
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Outcome RunOpscope(const std::string& args) {
+  const fs::path dir = fs::temp_directory_path() / ("opscope_sweep_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string cmd = std::string("cd '") + OPSCOPE_SOURCE_DIR + "' && '" + OPSCOPE_BINARY +
+                          "' " + args + " >'" + (dir / "out").string() + "' 2>'" +
+                          (dir / "err").string() + "' </dev/null";
+  const int raw = std::system(cmd.c_str());
+  Outcome o;
+  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  o.out = ReadAll(dir / "out");
+  o.err = ReadAll(dir / "err");
+  fs::remove_all(dir);
+  return o;
+}
+
+// RFC 4180: quoted fields may hold commas and doubled quotes; records end in CRLF.
+std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(std::move(field));
+      field.clear();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      rows.back().push_back(std::move(field));
+      field.clear();
+      rows.emplace_back();
+      ++i;
+    } else {
+      field += c;
+    }
+  }
+  if (rows.back().empty() && field.empty()) rows.pop_back();
+  return rows;
+}
+
+TEST(SweepCli, RowsEqualIndividualLlmRuns) {
+  const Outcome sweep = RunOpscope(
+      "sweep llm gpt-oss-20b --batch 1,4 --context 127..129,4096 --device h100-sxm,h200");
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const auto rows = ParseCsv(sweep.out);
+  ASSERT_EQ(rows.size(), 1u + 2 * 2 * 4);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"model", "device", "recipe", "phase", "batch",
+                                               "context", "step_time_s", "tokens_per_s", "tpot_s",
+                                               "ttft_s", "bound", "max_batch", "fits"}));
+  simdjson::dom::parser parser;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    ASSERT_EQ(r.size(), 13u);
+    const Outcome one = RunOpscope("llm gpt-oss-20b --device " + r[1] + " --batch " + r[4] +
+                            " --context " + r[5] + " --format json");
+    ASSERT_EQ(one.status, 0) << one.err;
+    simdjson::dom::element doc = parser.parse(one.out);
+    const double step = doc["llm"]["step_time_s"].get_double();
+    const double tps = doc["llm"]["tokens_per_s"].get_double();
+    EXPECT_EQ(std::strtod(r[6].c_str(), nullptr), step) << r[1] << " " << r[4] << "x" << r[5];
+    EXPECT_EQ(std::strtod(r[7].c_str(), nullptr), tps);
+    EXPECT_EQ(std::strtod(r[8].c_str(), nullptr), step);  // decode: tpot = the step time
+    EXPECT_EQ(r[11], std::to_string(doc["llm"]["max_batch"].get_uint64().value()));
+    EXPECT_EQ(r[12], doc["llm"]["fits"].get_bool().value() ? "true" : "false");
+    double memory_s = 0, compute_s = 0;
+    for (simdjson::dom::element n : doc["nodes"].get_array()) {
+      const std::string_view bound = n["bound"].get_string();
+      if (bound == "memory") memory_s += n["time_s"].get_double();
+      if (bound == "compute") compute_s += n["time_s"].get_double();
+    }
+    EXPECT_EQ(r[10], compute_s > memory_s ? "compute" : "memory");
+  }
+}
+
+TEST(SweepCli, FormatsAndErrors) {
+  const Outcome json = RunOpscope("sweep llm llama-3.1-8b --batch 1,2 --context 1024 --format json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(json.out);
+  EXPECT_EQ(doc["points"].get_array().size(), 2u);
+  const Outcome svg = RunOpscope("sweep llm llama-3.1-8b --batch 1,2,4 --context 1024,2048 --format svg");
+  ASSERT_EQ(svg.status, 0) << svg.err;
+  EXPECT_TRUE(svg.out.starts_with("<?xml"));
+  EXPECT_NE(svg.out.find("class=\"series\""), std::string::npos);
+
+  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
+           {"sweep llm llama-3.1-8b --batch 1..x --context 1024", "--batch"},
+           {"sweep llm llama-3.1-8b --batch 1 --context 0", "--context"},
+           {"sweep llm llama-3.1-8b --batch 1 --context 9..3", "--context"},
+           {"sweep llm llama-3.1-8b --batch 1 --context 8 --device h100-sxm,,b200", "--device"}}) {
+    const Outcome o = RunOpscope(args);
+    EXPECT_EQ(o.status, 2) << args;
+    EXPECT_TRUE(o.err.starts_with("opscope: error: ")) << o.err;
+    EXPECT_NE(o.err.find(option), std::string::npos) << o.err;
+    EXPECT_EQ(o.out, "");
+  }
+}
+
+}  // namespace
+}  // namespace opscope::sweep
