@@ -1,5 +1,5 @@
 // Sweeps: DESIGN's LIST syntax, the compiled step plan against the full analysis (bit-equal
-// step times and bounds across dense, MoE, MLA, sliding-window, hybrid and SSM models, both
+// step times, equal bounds across dense, MoE, MLA, sliding-window, hybrid and SSM models, both
 // phases, several recipes), the sweep runner against llm::RunRequest, and the CLI: sweep rows
 // against individual `opscope llm` runs, and bad LISTs named in the error.
 #include <gtest/gtest.h>
@@ -124,8 +124,7 @@ TEST_P(PlanEqualsAnalysis, StepTimeAndBoundBitForBit) {
         if (n.bound == roofline::Bound::kMemory) memory_s += n.time_s;
         if (n.bound == roofline::Bound::kCompute) compute_s += n.time_s;
       }
-      EXPECT_EQ((*t)->memory_bound_s, memory_s) << where;
-      EXPECT_EQ((*t)->compute_bound_s, compute_s) << where;
+      EXPECT_EQ((*t)->compute_bound, compute_s > memory_s) << where;
     }
   }
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <cmath>
 #include <string>
 
 namespace opscope::sweep {
@@ -130,6 +131,8 @@ Result<void> StepPlan::Build() {
   stats_.nodes = count;
   stats_.distinct = distinct_.size();
   for (const Distinct& d : distinct_) (d.closed ? stats_.closed_form : stats_.rule_per_point)++;
+  multiplicity_.assign(distinct_.size(), 0);
+  for (uint32_t k : order_) multiplicity_[k] += 1;
   time_.assign(distinct_.size() * kBlock, 0);
   is_memory_.assign(distinct_.size() * kBlock, 0);
   is_compute_.assign(distinct_.size() * kBlock, 0);
@@ -143,7 +146,12 @@ Result<std::optional<std::pair<uint64_t, uint64_t>>> StepPlan::RuleCost(Distinct
                     p.seqs < (int64_t{1} << 32);
   const uint64_t key = (static_cast<uint64_t>(p.n) << 32) | static_cast<uint64_t>(p.seqs);
   if (memo) {
-    if (auto it = d.memo.find(key); it != d.memo.end()) return it->second;
+    if (key == d.last_key) return d.last_value;
+    if (auto it = d.memo.find(key); it != d.memo.end()) {
+      d.last_key = key;
+      d.last_value = it->second;
+      return it->second;
+    }
   }
   auto r = d.rule->Eval(p);
   if (!r) return std::unexpected(r.error());
@@ -164,6 +172,38 @@ Result<std::optional<StepTiming>> StepPlan::Time(const Point& p, const device::D
 }
 
 namespace {
+
+// total[i] += time[k][i] for every k of `order`, in order: each lane is the same sequence of
+// IEEE additions as a scalar loop (no reassociation), vectorized across the block's points in
+// chunks that stay in registers; an AVX2 clone where the CPU has it.
+__attribute__((target_clones("avx2", "default"))) void SumInGraphOrder(
+    const uint32_t* order, size_t count, const double* time, double* total) {
+  constexpr size_t kBlock = StepPlan::kBlock, kChunk = 16;
+  for (size_t c = 0; c < kBlock; c += kChunk) {
+    double acc[kChunk] = {};
+    for (size_t j = 0; j < count; ++j) {
+      const double* t = time + static_cast<size_t>(order[j]) * kBlock + c;
+      for (size_t i = 0; i < kChunk; ++i) acc[i] += t[i];
+    }
+    for (size_t i = 0; i < kChunk; ++i) total[c + i] = acc[i];
+  }
+}
+
+// roofline::Estimate for one node at each point: memory_s = bytes / bandwidth, compute_s =
+// FLOPs / peak (none without a peak), time = the larger, bound = compute when compute_s is
+// larger, memory when time > 0. The same IEEE operations per lane as the scalar code.
+__attribute__((target_clones("avx2", "default"))) void NodeTimes(
+    const int64_t* bytes, const int64_t* flops, size_t count, double bw, double peak,
+    bool has_peak, double* time, double* is_memory, double* is_compute) {
+  for (size_t i = 0; i < count; ++i) {
+    const double memory_s = static_cast<double>(bytes[i]) / bw;
+    const double compute_s = has_peak ? static_cast<double>(flops[i]) / peak : 0.0;
+    const double t = memory_s > compute_s ? memory_s : compute_s;
+    time[i] = t;
+    is_compute[i] = compute_s > memory_s ? 1.0 : 0.0;
+    is_memory[i] = (t > 0 && !(compute_s > memory_s)) ? 1.0 : 0.0;
+  }
+}
 
 // A closed form with all variables but one fixed: q(x) = e0 + e1·C(x−1, 1) + e2·C(x−1, 2).
 struct Folded {
@@ -196,32 +236,62 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
     else if (same_s && same_p) vary = Vary::kT;
   }
   std::array<NewtonBasis, kBlock> varying{NewtonBasis(1)};
+  std::array<int64_t, kBlock> v1s{}, v2s{};  // the basis in int64 when max1, max2 < 2^62
+  Int128 max1 = 0, max2 = 0;
   if (vary != Vary::kNone) {
     for (size_t i = 0; i < count; ++i) {
       varying[i] = NewtonBasis(vary == Vary::kP ? points[i].ctx : points[i].n / points[i].seqs);
+      const Int128 a1 = varying[i].v[1] < 0 ? -varying[i].v[1] : varying[i].v[1];
+      const Int128 a2 = varying[i].v[2] < 0 ? -varying[i].v[2] : varying[i].v[2];
+      max1 = std::max(max1, a1);
+      max2 = std::max(max2, a2);
+      v1s[i] = static_cast<int64_t>(varying[i].v[1]);
+      v2s[i] = static_cast<int64_t>(varying[i].v[2]);
     }
   }
 
   const double bw = device.dram_bytes_per_s;
   const auto vector_peak = device.Peak(format::MmaClass::kFp32);
+  std::array<int64_t, kBlock> bytes_of, flops_of;
   for (size_t k = 0; k < nd; ++k) {
     Distinct& d = distinct_[k];
-    double* time = &time_[k * kBlock];
-    double* is_memory = &is_memory_[k * kBlock];
-    double* is_compute = &is_compute_[k * kBlock];
-    const auto peak = d.mma_class != format::MmaClass::kNone ? device.Peak(d.mma_class)
-                                                              : std::optional<double>();
+    // The peak the roofline divides this node's FLOPs by (0 FLOPs give 0 either way).
+    std::optional<double> peak = d.mma_class != format::MmaClass::kNone
+                                     ? device.Peak(d.mma_class) : vector_peak;
+    const bool peak_missing = d.mma_class != format::MmaClass::kNone && !peak;
     Folded fb, ff;
-    if (d.closed && vary != Vary::kNone) {
+    bool fast = false;  // the folded forms evaluate in int64 without overflow on this block
+    std::array<int64_t, 6> e64{};
+    if (d.closed && vary != Vary::kNone && count > 0) {
       const Point& p0 = points[0];
       const NewtonBasis s(p0.seqs), t(p0.n / p0.seqs), c(p0.ctx);
       d.bytes.Fold(s, t, c, vary == Vary::kP ? 2 : 1, fb.e);
       d.flops.Fold(s, t, c, vary == Vary::kP ? 2 : 1, ff.e);
+      // Bound |e0| + |e1|·max|v1| + |e2|·max|v2| below 2^62 once for the block.
+      constexpr Int128 kLimit = Int128(1) << 62;
+      auto abs = [](Int128 x) { return x < 0 ? -x : x; };
+      auto bounded = [&](const Folded& f) {
+        if (abs(f.e[0]) >= kLimit || abs(f.e[1]) >= kLimit || abs(f.e[2]) >= kLimit) return false;
+        if (max1 >= kLimit || max2 >= kLimit) return false;
+        return abs(f.e[0]) + abs(f.e[1]) * max1 + abs(f.e[2]) * max2 < kLimit;
+      };
+      fast = bounded(fb) && bounded(ff);
+      for (int j = 0; j < 3; ++j) {
+        e64[j] = static_cast<int64_t>(fb.e[j]);
+        e64[3 + j] = static_cast<int64_t>(ff.e[j]);
+      }
     }
+    if (fast) {
+      for (size_t i = 0; i < count; ++i) {
+        bytes_of[i] = e64[0] + e64[1] * v1s[i] + e64[2] * v2s[i];
+        flops_of[i] = e64[3] + e64[4] * v1s[i] + e64[5] * v2s[i];
+      }
+    }
+    // Integers first (exact), then the roofline arithmetic in a loop the compiler vectorizes.
     for (size_t i = 0; i < count; ++i) {
-      time[i] = is_memory[i] = is_compute[i] = 0;
+      if (fast && valid[i] && bytes_of[i] >= 0 && flops_of[i] >= 0) continue;
+      bytes_of[i] = flops_of[i] = 0;
       if (!valid[i]) continue;
-      const Point& p = points[i];
       Int128 bytes = -1, flops = -1;
       if (d.closed) {
         if (vary != Vary::kNone) {
@@ -229,61 +299,62 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
           bytes = fb.e[0] + fb.e[1] * v.v[1] + fb.e[2] * v.v[2];
           flops = ff.e[0] + ff.e[1] * v.v[1] + ff.e[2] * v.v[2];
         } else {
+          const Point& p = points[i];
           const NewtonBasis s(p.seqs), t(p.n / p.seqs), c(p.ctx);
           bytes = d.bytes.Eval(s, t, c);
           flops = d.flops.Eval(s, t, c);
         }
       }
-      constexpr Int128 kMax = Int128(UINT64_MAX);
-      uint64_t b, f;
+      // int64 keeps the double conversion identical to the roofline's (from uint64) for
+      // every count below 2^63; larger ones, and nodes without a closed form, go to the rule.
+      constexpr Int128 kMax = Int128(INT64_MAX);
       if (bytes >= 0 && bytes <= kMax && flops >= 0 && flops <= kMax) {
-        b = static_cast<uint64_t>(bytes);
-        f = static_cast<uint64_t>(flops);
-      } else {
-        // No closed form, or a value out of 64 bits: the rule decides (and reports overflow
-        // as the full analysis would).
-        auto cost = RuleCost(d, p);
-        if (!cost) return std::unexpected(cost.error());
-        if (!*cost) {
-          valid[i] = false;
-          continue;
-        }
-        b = (*cost)->first;
-        f = (*cost)->second;
+        bytes_of[i] = static_cast<int64_t>(bytes);
+        flops_of[i] = static_cast<int64_t>(flops);
+        continue;
       }
-      // roofline::Estimate, node by node.
-      const double memory_s = static_cast<double>(b) / bw;
-      double compute_s = 0;
-      if (d.mma_class != format::MmaClass::kNone && f > 0) {
-        if (!peak) {
-          valid[i] = false;  // the full analysis names the node and the class
-          continue;
-        }
-        compute_s = static_cast<double>(f) / *peak;
-      } else if (f > 0 && vector_peak) {
-        compute_s = static_cast<double>(f) / *vector_peak;
+      auto cost = RuleCost(d, points[i]);
+      if (!cost) return std::unexpected(cost.error());
+      if (!*cost || (*cost)->first > uint64_t{INT64_MAX} || (*cost)->second > uint64_t{INT64_MAX}) {
+        valid[i] = false;  // not costed here, or past 2^63: the full analysis takes the point
+        continue;
       }
-      time[i] = std::max(memory_s, compute_s);
-      if (time[i] > 0) (compute_s > memory_s ? is_compute[i] : is_memory[i]) = 1;
+      bytes_of[i] = static_cast<int64_t>((*cost)->first);
+      flops_of[i] = static_cast<int64_t>((*cost)->second);
     }
+    if (peak_missing) {
+      for (size_t i = 0; i < count; ++i) {
+        if (flops_of[i] > 0) valid[i] = false;  // the full analysis names node and class
+      }
+    }
+    NodeTimes(bytes_of.data(), flops_of.data(), count, bw, peak.value_or(0), peak.has_value(),
+              &time_[k * kBlock], &is_memory_[k * kBlock], &is_compute_[k * kBlock]);
   }
   // The step time: node times summed in graph order, as roofline::Estimate sums them, so the
-  // result is the same double. Vectorized across the points of the block (each lane is the
-  // same sequence of IEEE additions); x·1 = x and x·0 = 0 select the bound sums exactly.
-  std::array<double, kBlock> total{}, memory{}, compute{};
-  for (uint32_t k : order_) {
-    const double* time = &time_[k * kBlock];
-    const double* is_memory = &is_memory_[k * kBlock];
-    const double* is_compute = &is_compute_[k * kBlock];
-    for (size_t i = 0; i < kBlock; ++i) {
-      total[i] += time[i];
-      memory[i] += time[i] * is_memory[i];
-      compute[i] += time[i] * is_compute[i];
-    }
-  }
+  // result is the same double.
+  std::array<double, kBlock> total{};
+  SumInGraphOrder(order_.data(), order_.size(), time_.data(), total.data());
   for (size_t i = 0; i < count; ++i) {
-    out[i] = valid[i] ? std::optional<StepTiming>(StepTiming{total[i], memory[i], compute[i]})
-                      : std::nullopt;
+    if (!valid[i]) {
+      out[i] = std::nullopt;
+      continue;
+    }
+    // The bound: Σ over distinct nodes × multiplicity differs from the graph-order sums by
+    // rounding only (relative 1e-12 at most here); only a near tie takes the exact sums.
+    double memory = 0, compute = 0;
+    for (size_t k = 0; k < nd; ++k) {
+      const double t = time_[k * kBlock + i] * multiplicity_[k];
+      memory += t * is_memory_[k * kBlock + i];
+      compute += t * is_compute_[k * kBlock + i];
+    }
+    if (std::abs(compute - memory) <= 1e-9 * (compute + memory)) {
+      memory = compute = 0;
+      for (uint32_t k : order_) {
+        memory += time_[k * kBlock + i] * is_memory_[k * kBlock + i];
+        compute += time_[k * kBlock + i] * is_compute_[k * kBlock + i];
+      }
+    }
+    out[i] = StepTiming{total[i], compute > memory};
   }
   return {};
 }

@@ -34,11 +34,11 @@
 
 namespace opscope::sweep {
 
-// What one point costs: the step time and how it splits by node bound.
+// What one point costs: the step time, and whether compute-bound nodes hold more of it than
+// memory-bound ones (Σ of node times by bound, in graph order, compared).
 struct StepTiming {
   double time_s = 0;
-  double memory_bound_s = 0;   // Σ time of memory-bound nodes
-  double compute_bound_s = 0;  // Σ time of compute-bound nodes
+  bool compute_bound = false;
 };
 
 struct PlanStats {
@@ -77,6 +77,8 @@ class StepPlan {
     bool uses_ctx = true;
     std::unique_ptr<NodeEvaluator> rule;
     std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> memo;  // (n, seqs) -> bytes, flops
+    uint64_t last_key = UINT64_MAX;  // the last memo hit (a sweep's inner loop repeats it)
+    std::pair<uint64_t, uint64_t> last_value;
   };
 
   explicit StepPlan(const ir::Graph& graph) : graph_(graph) {}
@@ -88,6 +90,7 @@ class StepPlan {
   const ir::Graph& graph_;
   std::vector<Distinct> distinct_;
   std::vector<uint32_t> order_;  // graph order: the distinct entry of every node
+  std::vector<double> multiplicity_;  // nodes per distinct entry
   PlanStats stats_;
   // Scratch per block, node-major: [distinct][kBlock].
   std::vector<double> time_, is_memory_, is_compute_;

@@ -140,7 +140,7 @@ Result<report::SweepReport> RunSweep(const SweepSpec& spec, const Progress& prog
               } else {
                 row.tpot_s = row.step_time_s;
               }
-              row.compute_bound = timing->compute_bound_s > timing->memory_bound_s;
+              row.compute_bound = timing->compute_bound;
               row.max_batch = llm::MaxBatch(*figures, per_seq[c], device.memory_bytes, spec.mem_util);
               row.fits = static_cast<uint64_t>(batch) <= row.max_batch;
               ++rep.points_by_plan;

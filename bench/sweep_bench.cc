@@ -1,0 +1,112 @@
+// Speed of `opscope sweep llm` (issue 5): the 65,536-point decode sweep of Llama-2-7B
+// (batch 1..16 × context 512..4607) — compiling the step plan, evaluating every point from it,
+// and rendering the CSV — against LLM-Viewer's own loop, about 49 µs per step (its Python
+// import not counted). The goal: at least 100× less time per point (< 0.49 µs).
+//   build/bench/sweep_bench
+#include <benchmark/benchmark.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "device/device.h"
+#include "import/hf_config/presets.h"
+#include "import/hf_config/recipe.h"
+#include "import/hf_config/step_graph.h"
+#include "report/sweep_report.h"
+#include "sweep/step_plan.h"
+#include "sweep/sweep.h"
+
+namespace {
+
+using namespace opscope;
+
+struct Fixture {
+  import::hf::ModelSpec spec;
+  sweep::SweepSpec sweep;
+};
+
+Fixture& Llama2Sweep(const char* preset = "llama-2-7b-hf") {
+  static Fixture f = [&] {
+    Fixture x;
+    const import::hf::Preset* p = import::hf::FindPreset(preset);
+    x.spec = *import::hf::ParseHfConfig(p->json, std::string(p->file));
+    x.sweep.model_name = preset;
+    x.sweep.batches.resize(16);
+    std::iota(x.sweep.batches.begin(), x.sweep.batches.end(), 1);
+    x.sweep.contexts.resize(4096);
+    std::iota(x.sweep.contexts.begin(), x.sweep.contexts.end(), 512);
+    x.sweep.devices = {*device::ResolveDevice("h100-sxm")};
+    x.sweep.weights = {std::nullopt};
+    return x;
+  }();
+  f.sweep.model = &f.spec;
+  return f;
+}
+
+// The whole sweep: step graph, plan, 65,536 points with their serving figures.
+void BM_SweepLlama2Decode65536(benchmark::State& state) {
+  Fixture& f = Llama2Sweep();
+  size_t points = 0;
+  for (auto _ : state) {
+    auto rep = sweep::RunSweep(f.sweep);
+    points = rep->rows.size();
+    benchmark::DoNotOptimize(rep->rows.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * points));
+  state.counters["ns_per_point"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * points), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// The same points rendered as CSV.
+void BM_SweepLlama2Decode65536Csv(benchmark::State& state) {
+  Fixture& f = Llama2Sweep();
+  auto rep = sweep::RunSweep(f.sweep);
+  size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string csv = report::RenderSweepCsv(*rep);
+    bytes = csv.size();
+    benchmark::DoNotOptimize(csv.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * rep->rows.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+
+// Plan compilation alone (once per model × recipe).
+void BM_CompilePlanLlama2(benchmark::State& state) {
+  Fixture& f = Llama2Sweep();
+  auto recipe = import::hf::ResolveRecipe(f.spec, {});
+  auto step = import::hf::BuildStepGraph(f.spec, *recipe);
+  for (auto _ : state) {
+    auto plan = sweep::StepPlan::Compile(step->graph);
+    benchmark::DoNotOptimize(plan->get());
+  }
+}
+
+// One block of 64 decode points from a compiled plan (the inner loop).
+void BM_PlanTimeBlock(benchmark::State& state) {
+  Fixture& f = Llama2Sweep();
+  auto recipe = import::hf::ResolveRecipe(f.spec, {});
+  auto step = import::hf::BuildStepGraph(f.spec, *recipe);
+  auto plan = sweep::StepPlan::Compile(step->graph);
+  std::vector<sweep::Point> points(sweep::StepPlan::kBlock);
+  for (size_t i = 0; i < points.size(); ++i) points[i] = {8, 8, 1000 + static_cast<int64_t>(i)};
+  std::vector<std::optional<sweep::StepTiming>> out(points.size());
+  for (auto _ : state) {
+    auto ok = (*plan)->TimeBlock(points, f.sweep.devices[0], out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * points.size()));
+  state.counters["nodes"] = static_cast<double>((*plan)->stats().nodes);
+  state.counters["distinct"] = static_cast<double>((*plan)->stats().distinct);
+  state.counters["closed_form"] = static_cast<double>((*plan)->stats().closed_form);
+}
+
+BENCHMARK(BM_SweepLlama2Decode65536)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SweepLlama2Decode65536Csv)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CompilePlanLlama2)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlanTimeBlock)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
