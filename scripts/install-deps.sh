@@ -8,7 +8,8 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
 )
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev python3)
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev python3
+             chromium)  # headless Chromium: the HTML report test
 fi
 missing=()
 for p in "${packages[@]}"; do
