@@ -369,7 +369,8 @@ TEST_F(CliTest, DevicesJsonListsEveryRequiredId) {
                                          "memory_bytes", "dram_bytes_per_s",
                                          "peak_flops_per_s", "l2_bytes",
                                          "interconnect_bytes_per_s", "network_bytes_per_s",
-                                         "source"};
+                                         "interconnect_latency_s", "network_latency_s",
+                                         "devices_per_node", "source"};
   const std::set<std::string> classes = {"fp64", "fp32", "tf32", "bf16",
                                          "fp16", "fp8",  "int8", "fp4"};
   const simdjson::dom::array device_rows = doc["devices"].get_array().value();

@@ -16,6 +16,7 @@
 #include "import/hf_config/recipe.h"
 #include "import/hf_config/step_graph.h"
 #include "llm/llm.h"
+#include "llm/parallel.h"
 #include "report/report_model.h"
 #include "support/file_io.h"
 #include "support/human_units.h"
@@ -34,6 +35,7 @@ struct LlmOptions {
   std::optional<int64_t> gen_len;
   std::optional<std::string> weights, activations, kv_dtype, state_dtype;
   double mem_util = 0.9;
+  llm::Degrees degrees;  // --tp --ep --pp --dp-attention --gpus-per-node --micro-batches
   OutputOptions output;
 };
 
@@ -137,6 +139,23 @@ Result<int> RunLlm(const LlmOptions& o) {
   request.prompt = o.prompt.value_or(o.context);
   request.gen_len = o.gen_len;
   request.mem_util = o.mem_util;
+  const llm::Degrees& g = o.degrees;
+  if (g.MultiDevice() || g.gpus_per_node || g.micro_batches) {
+    auto plan = llm::PlanDeployment(*spec, g, *device);
+    if (!plan) return std::unexpected(plan.error());
+    if (plan->devices > 1) {
+      auto deployed = llm::RunDeployment(*spec, *recipe, *device, request, *plan);
+      if (!deployed) return std::unexpected(deployed.error());
+      report::ReportModel model =
+          report::BuildReport(deployed->busiest_graph, deployed->run.step.ledger,
+                              deployed->run.step.analysis, *device, o.output.top);
+      model.model = source->name;
+      for (std::string& a : deployed->run.assumptions) model.assumptions.push_back(std::move(a));
+      model.llm = std::move(deployed->run.figures);
+      model.parallel = deployed->parallel;
+      return EmitReport(model, o.output);
+    }
+  }
   auto run = llm::RunRequest(*step, *recipe, *device, request);
   if (!run) return std::unexpected(run.error());
 
@@ -198,6 +217,20 @@ Command AddLlmCommand(CLI::App& root) {
   app->add_option("--mem-util", o->mem_util,
                   "Fraction of device memory weights + KV + state may use (max_batch)")
       ->capture_default_str();
+  app->add_option("--tp", o->degrees.tp,
+                  "Tensor-parallel degree: heads, MLP columns, vocabulary split this many ways")
+      ->capture_default_str();
+  app->add_option("--ep", o->degrees.ep, "Expert-parallel degree: routed experts spread this many ways")
+      ->capture_default_str();
+  app->add_option("--pp", o->degrees.pp, "Pipeline-parallel degree: layers split into this many stages")
+      ->capture_default_str();
+  app->add_option("--dp-attention", o->degrees.dp_attention,
+                  "Attention data-parallel replicas (default: ep/tp when ep > tp, else 1)");
+  app->add_option("--gpus-per-node", o->degrees.gpus_per_node,
+                  "Devices per node (default: the device's devices_per_node); larger groups use "
+                  "the network");
+  app->add_option("--micro-batches", o->degrees.micro_batches,
+                  "Pipeline micro-batches per step (default: --pp)");
   AddOutputOptions(*app, o->output);
   return {app, [o] { return RunLlm(*o); }};
 }

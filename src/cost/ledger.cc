@@ -157,7 +157,7 @@ std::optional<std::string> UnresolvedReason(const ir::Graph& g, const ir::Node& 
 Result<void> ApplyRepeat(const ir::Node& n, NodeCost& c) {
   if (n.repeat == 1) return {};
   for (uint64_t* field : {&c.bytes_read, &c.bytes_written, &c.bytes_weights, &c.bytes_state,
-                          &c.flops}) {
+                          &c.flops, &c.bytes_link}) {
     auto r = CheckedMul(*field, n.repeat);
     if (!r) return MakeError("node '" + n.name + "': repeated cost overflows 64 bits");
     *field = *r;

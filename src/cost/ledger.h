@@ -37,6 +37,10 @@ struct NodeCost {
   static constexpr uint32_t kNoInput = UINT32_MAX;
   uint32_t floor_input = kNoInput;
   uint64_t floor_input_bytes = 0;
+  // Collectives only: bytes this device sends over its link (interconnect or network, per the
+  // node's `scope` attribute) in the step, from the collective's closed form. Link traffic is
+  // not DRAM traffic: it is not part of bytes_read / bytes_written.
+  uint64_t bytes_link = 0;
   std::string reason;  // why not costed
   std::string note;    // a per-node choice that changes numbers ("MLA absorbed form")
 

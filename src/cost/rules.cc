@@ -167,9 +167,47 @@ RuleResult MatMulRule(const RuleInput& in) {
   return c;
 }
 
+RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
+                              const ResolvedTensor& w, uint64_t top_k, uint64_t experts_total,
+                              std::vector<std::string>& assumptions) {
+  const uint64_t experts = w.Dim(0), out = w.Dim(1), k = w.Dim(2);
+  const uint64_t rows = x.Rows();
+  Product p = GemmFlops(rows, k);
+  p *= out;
+  auto c = Checked(in, p);
+  if (!c) return c;
+  StreamAll(in, *c);
+  const double group_tokens = static_cast<double>(rows) * static_cast<double>(experts_total) /
+                              (static_cast<double>(experts) * static_cast<double>(top_k));
+  const double distinct =
+      rows == 0 ? 0.0
+                : static_cast<double>(experts) *
+                      (1.0 - std::pow(1.0 - static_cast<double>(top_k) /
+                                                static_cast<double>(experts_total),
+                                      group_tokens));
+  const auto read_w = static_cast<uint64_t>(
+      std::llround(static_cast<double>(w.bytes) * distinct / static_cast<double>(experts)));
+  c->bytes_read = c->bytes_read - w.bytes + read_w;
+  c->bytes_weights = c->bytes_weights - w.bytes + read_w;
+  const uint64_t floor_experts =
+      std::min(experts, std::max<uint64_t>(1, (top_k * experts + experts_total - 1) / experts_total));
+  c->floor_input = 1;
+  c->floor_input_bytes = rows == 0 ? 0 : w.bytes / experts * floor_experts;
+  SetMmaClass(x, &w, *c);
+  assumptions.push_back(
+      "routed experts (expert parallel): uniform routing, each device receives "
+      "ceil(tokens·top_k/ep) rows and reads E·(1−(1−top_k/E_total)^T) of its E experts for T "
+      "tokens of its group");
+  return c;
+}
+
 // ExpertGateUp / ExpertDown   x[T, k] (down: [T·top_k, k]), w[E, out, k]
 //   weight bytes = bytes(w) · distinct / E, distinct = E·(1−(1−top_k/E)^T)  (uniform routing)
 //   flops = 2 · T · top_k · k · out
+// Expert-parallel form (attribute experts_total = the router's pool E_t; w holds this device's
+// E of them): x holds R dispatched (token, expert) rows, one expert each, in both nodes.
+//   flops = 2 · R · k · out; the R rows come from T_g = R·E_t/(E·top_k) tokens of the group,
+//   distinct = E·(1−(1−top_k/E_t)^T_g); the floor reads ceil(top_k·E/E_t) of them (at least 1).
 RuleResult ExpertsRule(const RuleInput& in, std::vector<std::string>& assumptions) {
   if (in.inputs.size() < 2 || in.outputs.empty()) {
     return BadInput(in, "needs inputs x and w[E, out, k] and an output");
@@ -188,6 +226,15 @@ RuleResult ExpertsRule(const RuleInput& in, std::vector<std::string>& assumption
   if (top_k == 0 || top_k > experts) {
     return BadInput(in, "top_k " + std::to_string(top_k) + " must be in 1.." +
                             std::to_string(experts) + " (the expert count)");
+  }
+  const auto experts_total = in.node.IntAttr("experts_total");
+  if (experts_total) {
+    if (*experts_total < static_cast<int64_t>(experts) || *experts_total < *top_k_attr) {
+      return BadInput(in, "experts_total " + std::to_string(*experts_total) +
+                              " must be >= the device's experts and top_k");
+    }
+    return ExpertParallelCost(in, x, w, top_k, static_cast<uint64_t>(*experts_total),
+                              assumptions);
   }
   uint64_t tokens = x.Rows();
   if (in.node.op == ir::OpKind::kExpertDown) {
@@ -595,6 +642,65 @@ RuleResult CopyRule(const RuleInput& in) {
   return c;
 }
 
+// Collectives   AllReduce / AllGather / ReduceScatter / AllToAll / SendRecv over a group of
+//   N = attribute group_size devices; attribute scope = "node" (interconnect) or "network".
+//   bytes_link = what one device sends over its link (ring algorithms, DESIGN "Collectives"):
+//     AllReduce      2·(N−1)/N · bytes(x)      (reduce-scatter then all-gather of x)
+//     AllGather      (N−1)/N · bytes(y)        (y: the gathered output)
+//     ReduceScatter  (N−1)/N · bytes(x)        (x: the full input)
+//     AllToAll       (N−1)/N · bytes(y)        (y: the rows this device ends up with, which
+//                                               under uniform routing equal the rows it sends;
+//                                               1/N of them stay on the device)
+//     SendRecv       bytes(x)                  (to the next pipeline stage)
+//   rounded to the nearest byte. flops = (N−1)/N · elements(x) for the reductions (AllReduce,
+//   ReduceScatter: one add per received element), 0 otherwise (exact).
+//   bytes_read / bytes_written = 0: link traffic is not DRAM traffic (engines send from and
+//   receive into the buffers the neighbouring ops read and write, whose bytes those ops count).
+RuleResult CollectiveRule(const RuleInput& in) {
+  if (in.inputs.empty() || in.outputs.empty()) return BadInput(in, "needs an input and an output");
+  const auto group = in.node.IntAttr("group_size");
+  if (!group) {
+    return NotCosted("node '" + in.node.name + "': collective '" +
+                     std::string(ir::OpName(in.node.op)) +
+                     "' needs attribute 'group_size', which multi-device deployments set");
+  }
+  if (*group < 1) return BadInput(in, "group_size must be >= 1, got " + std::to_string(*group));
+  const auto scope = in.node.StringAttr("scope");
+  if (!scope) return MissingAttr(in, "scope");
+  if (*scope != "node" && *scope != "network") {
+    return BadInput(in, "scope must be 'node' or 'network', got '" + std::string(*scope) + "'");
+  }
+  const auto n = static_cast<uint64_t>(*group);
+  const ResolvedTensor& x = *in.inputs[0];
+  const ResolvedTensor& y = *in.outputs[0];
+  using U = unsigned __int128;
+  // round(num · bytes / n) without overflow.
+  auto share = [&](uint64_t num, uint64_t bytes) -> std::optional<uint64_t> {
+    const U v = (U(num) * bytes + n / 2) / n;
+    if (v > UINT64_MAX) return std::nullopt;
+    return static_cast<uint64_t>(v);
+  };
+  std::optional<uint64_t> link;
+  NodeCost c;
+  switch (in.node.op) {
+    case ir::OpKind::kAllReduce:
+      link = share(2 * (n - 1), x.bytes);
+      c.flops = static_cast<uint64_t>((U(n - 1) * x.elems) / n);
+      break;
+    case ir::OpKind::kAllGather: link = share(n - 1, y.bytes); break;
+    case ir::OpKind::kReduceScatter:
+      link = share(n - 1, x.bytes);
+      c.flops = static_cast<uint64_t>((U(n - 1) * x.elems) / n);
+      break;
+    case ir::OpKind::kAllToAll: link = share(n - 1, y.bytes); break;
+    case ir::OpKind::kSendRecv: link = n > 1 ? x.bytes : 0; break;
+    default: return BadInput(in, "is not a collective");
+  }
+  if (!link) return BadInput(in, "link bytes overflow 64 bits");
+  c.bytes_link = *link;
+  return c;
+}
+
 }  // namespace
 
 namespace {
@@ -640,9 +746,7 @@ RuleResult Dispatch(const RuleInput& in, std::vector<std::string>& assumptions) 
                        (why ? std::string(*why)
                             : std::string("branch or trip count not resolved by the importer")));
     }
-    case OpFamily::kCollective:
-      return NotCosted("collective '" + std::string(ir::OpName(in.node.op)) +
-                       "' is costed only in multi-device deployments");
+    case OpFamily::kCollective: return CollectiveRule(in);
     case OpFamily::kUnknown:
       return NotCosted("unknown op '" +
                        (in.node.source_op.empty() ? std::string(ir::OpName(in.node.op))

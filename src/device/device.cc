@@ -9,6 +9,8 @@
 //      "peak_flops_per_s": {"bf16": ...},    required object; keys are MMA class names
 //                                            (not "none"), values finite > 0, dense
 //      "l2_bytes", "interconnect_bytes_per_s", "network_bytes_per_s": optional, finite > 0
+//      "interconnect_latency_s", "network_latency_s": optional, finite > 0 (per collective step)
+//      "devices_per_node": optional, a positive integer (the interconnect domain's size)
 //      "source": "..."}]}                    required string: where each figure came from
 // A user file may also hold one bare device object. Unknown fields, duplicate fields and
 // duplicate device names are errors; simdjson's error-code API is used, so nothing throws.
@@ -237,10 +239,25 @@ class DeviceReader {
     if (key == "network_bytes_per_s") {
       return ReadOptionalPositive(key, value, device_.network_bytes_per_s);
     }
+    if (key == "interconnect_latency_s") {
+      return ReadOptionalPositive(key, value, device_.interconnect_latency_s);
+    }
+    if (key == "network_latency_s") {
+      return ReadOptionalPositive(key, value, device_.network_latency_s);
+    }
+    if (key == "devices_per_node") {
+      if (auto error = ReadOptionalPositive(key, value, device_.devices_per_node)) return error;
+      const double v = *device_.devices_per_node;
+      if (v != std::floor(v) || v > 1e6) {
+        return FieldError(key, "expected a whole number of devices, got " + Describe(value));
+      }
+      return std::nullopt;
+    }
     return FieldError(key,
                       "unknown field (known: name, description, memory_bytes, "
                       "dram_bytes_per_s, peak_flops_per_s, l2_bytes, interconnect_bytes_per_s, "
-                      "network_bytes_per_s, source)");
+                      "network_bytes_per_s, interconnect_latency_s, network_latency_s, "
+                      "devices_per_node, source)");
   }
 
   std::string_view origin_;

@@ -26,6 +26,13 @@ struct Device {
   std::optional<double> interconnect_bytes_per_s;
   // Per device, per direction, across nodes (e.g. 400 Gb/s InfiniBand = 50e9).
   std::optional<double> network_bytes_per_s;
+  // Per-step latency of a collective over each link (one ring step, one send): what a
+  // message of a few bytes costs. Multi-device deployments only (docs/devices.md).
+  std::optional<double> interconnect_latency_s;
+  std::optional<double> network_latency_s;
+  // Devices one interconnect domain (a node: HGX board, NVL72 rack) joins; traffic between
+  // devices of different nodes goes over the network. Bounds --gpus-per-node.
+  std::optional<double> devices_per_node;
   std::string source;
 
   std::optional<double> Peak(format::MmaClass c) const {

@@ -21,6 +21,9 @@ void WriteDeviceJson(JsonWriter& w, const device::Device& d) {
     w.Key("interconnect_bytes_per_s").Value(*d.interconnect_bytes_per_s);
   }
   if (d.network_bytes_per_s) w.Key("network_bytes_per_s").Value(*d.network_bytes_per_s);
+  if (d.interconnect_latency_s) w.Key("interconnect_latency_s").Value(*d.interconnect_latency_s);
+  if (d.network_latency_s) w.Key("network_latency_s").Value(*d.network_latency_s);
+  if (d.devices_per_node) w.Key("devices_per_node").Value(*d.devices_per_node);
   w.Key("source").Value(d.source);
   w.EndObject();
 }

@@ -112,6 +112,38 @@ void Serving(Text& t, const LlmFigures& l) {
          (l.fits ? "fits" : "does NOT fit"));
 }
 
+// Multi-device deployments: the split, per-device memory and the deployment's figures.
+void Parallel(Text& t, const ParallelFigures& p, const LlmFigures* l) {
+  t.Line(t.Bold("deployment (" + std::to_string(p.devices) + " devices)"));
+  std::string split = "  split            tp " + std::to_string(p.tp) + ", ep " +
+                      std::to_string(p.ep) + ", pp " + std::to_string(p.pp) + ", dp-attention " +
+                      std::to_string(p.dp_attention) + "; " + std::to_string(p.gpus_per_node) +
+                      " per node";
+  if (p.ep > 1 && p.expert_tp > 1) split += "; each expert split " + std::to_string(p.expert_tp) + " ways";
+  t.Line(split);
+  std::string links;
+  if (!p.tp_scope.empty()) links += "tensor-parallel over the " + std::string(p.tp_scope == "node" ? "interconnect" : "network");
+  if (!p.moe_scope.empty()) links += std::string(links.empty() ? "" : ", ") + "expert all-to-all over the " + (p.moe_scope == "node" ? "interconnect" : "network");
+  if (!p.pp_scope.empty()) links += std::string(links.empty() ? "" : ", ") + "stage hand-offs over the " + (p.pp_scope == "node" ? "interconnect" : "network");
+  if (!links.empty()) t.Line("  links            " + links);
+  t.Line("  per device       weights " + HumanBytes(static_cast<double>(p.weight_bytes_per_device)) +
+         ", KV per token " + HumanBytes(static_cast<double>(p.kv_bytes_per_token_per_device)) +
+         ", state per seq " + HumanBytes(static_cast<double>(p.state_bytes_per_seq_per_device)) +
+         ", " + std::to_string(p.seqs_per_device) + " sequences");
+  const double step = l != nullptr ? l->step_time_s : 0;
+  t.Line("  step time        " + HumanSeconds(step) + " (communication not overlapped); floor " +
+         HumanSeconds(p.step_floor_s) + " (overlapped)");
+  t.Line("  communication    " + HumanSeconds(p.comm_time_s) + " per step on the busiest device (" +
+         Percent(p.comm_time_s, step) + " of the step)");
+  if (p.pp > 1) {
+    t.Line("  pipeline         " + std::to_string(p.micro_batches) + " micro-batches, bubble " +
+           Percent(p.bubble, 1.0) + "; totals and nodes are stage " +
+           std::to_string(p.busiest_stage) + "'s device, one micro-batch");
+  }
+  t.Line("  throughput       " + Fixed(l != nullptr ? l->tokens_per_s : 0, 1) + " tokens/s, " +
+         Fixed(p.tokens_per_s_per_device, 1) + " per device");
+}
+
 }  // namespace
 
 std::string RenderText(const ReportModel& m, const TextStyle& style) {
@@ -132,10 +164,12 @@ std::string RenderText(const ReportModel& m, const TextStyle& style) {
   t.Line();
   t.Line(t.Bold("totals"));
   t.Line("  time (sum of op rooflines)  " + HumanSeconds(tot.time_s));
-  const char* floor_by = tot.floor_memory_s >= std::max(tot.floor_mma_s, tot.floor_vector_s)
-                             ? "memory"
-                             : (tot.floor_mma_s >= tot.floor_vector_s ? "tensor compute"
-                                                                      : "vector compute");
+  const char* floor_by =
+      tot.comm_s > std::max({tot.floor_memory_s, tot.floor_mma_s, tot.floor_vector_s})
+          ? "communication"
+      : tot.floor_memory_s >= std::max(tot.floor_mma_s, tot.floor_vector_s)
+          ? "memory"
+          : (tot.floor_mma_s >= tot.floor_vector_s ? "tensor compute" : "vector compute");
   t.Line("  fused floor                 " + HumanSeconds(tot.fused_floor_s) + " (bound by " +
          floor_by + "; fusion headroom " +
          (tot.fused_floor_s > 0 ? Fixed(tot.time_s / tot.fused_floor_s, 2) + "x" : "-") + ")");
@@ -162,6 +196,10 @@ std::string RenderText(const ReportModel& m, const TextStyle& style) {
   if (m.llm) {
     t.Line();
     Serving(t, *m.llm);
+  }
+  if (m.parallel) {
+    t.Line();
+    Parallel(t, *m.parallel, m.llm ? &*m.llm : nullptr);
   }
 
   const auto by_time = TopRows(m, m.top_n, [](const NodeRow& n) { return n.time_s; });

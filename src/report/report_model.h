@@ -59,12 +59,21 @@ struct LlmFigures {
 };
 
 // Multi-device deployments (issue: parallelism); absent on one device.
+// The JSON block carries the DESIGN's nine fields; the rest feed the text report.
 struct ParallelFigures {
   int tp = 1, ep = 1, pp = 1, dp_attention = 1, devices = 1;
-  uint64_t weight_bytes_per_device = 0;
-  uint64_t kv_bytes_per_token_per_device = 0;
-  double comm_time_s = 0;
+  uint64_t weight_bytes_per_device = 0;       // the device holding the most weights
+  uint64_t kv_bytes_per_token_per_device = 0;  // full-attention KV of one of its sequences' tokens
+  double comm_time_s = 0;                      // the busiest device's collectives in one step
   double tokens_per_s_per_device = 0;
+  // Text only.
+  int micro_batches = 1, gpus_per_node = 1, expert_tp = 1;
+  int busiest_stage = 0;                 // whose step `totals` and `nodes` describe
+  uint64_t state_bytes_per_seq_per_device = 0;
+  uint64_t seqs_per_device = 0;          // sequences one device holds (all micro-batches)
+  double step_floor_s = 0;               // communication overlapped with compute
+  double bubble = 0;                     // pipeline idle share of the busiest device
+  std::string tp_scope, moe_scope, pp_scope;  // "node" | "network" | "" (no such group)
 };
 
 struct ReportModel {

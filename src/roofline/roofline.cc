@@ -14,6 +14,7 @@ std::string_view BoundName(Bound b) {
     case Bound::kMemory: return "memory";
     case Bound::kCompute: return "compute";
     case Bound::kNone: return "none";
+    case Bound::kLink: return "link";
   }
   return "none";
 }
@@ -29,6 +30,42 @@ MmaClass FloorClass(const cost::NodeCost& c, const device::Device& d) {
   return c.mma_class;
 }
 
+// Per-step latencies a collective over a group of n pays: ring all-reduce 2·(n−1) steps,
+// all-gather and reduce-scatter n−1, all-to-all one (every pair sends at once, as NCCL's
+// grouped send/recv and DeepEP do), send/recv one.
+double LatencySteps(ir::OpKind op, int64_t n) {
+  if (n <= 1) return 0;
+  switch (op) {
+    case ir::OpKind::kAllReduce: return 2.0 * static_cast<double>(n - 1);
+    case ir::OpKind::kAllGather:
+    case ir::OpKind::kReduceScatter: return static_cast<double>(n - 1);
+    default: return 1.0;
+  }
+}
+
+// Time of a collective node on `device`: link bytes over the scope's bandwidth plus latency.
+// A missing bandwidth is an error naming the node, the device and the field; a missing
+// latency is costed as bandwidth-only, with a note.
+Result<double> LinkTime(const ir::Node& node, const cost::NodeCost& c,
+                        const device::Device& device, bool& no_latency) {
+  const bool network = node.StringAttr("scope") == std::optional<std::string_view>("network");
+  const std::optional<double>& bw = network ? device.network_bytes_per_s
+                                            : device.interconnect_bytes_per_s;
+  const std::optional<double>& lat = network ? device.network_latency_s
+                                             : device.interconnect_latency_s;
+  const int64_t n = node.IntAttr("group_size").value_or(1);
+  if (n <= 1) return 0.0;
+  if (!bw) {
+    return MakeError("node '" + node.name + "' (" + std::string(ir::OpName(node.op)) +
+                     ") communicates over the " + (network ? "network" : "interconnect") +
+                     ", which device '" + device.name + "' has no " +
+                     (network ? "network_bytes_per_s" : "interconnect_bytes_per_s") +
+                     " figure for");
+  }
+  if (!lat) no_latency = true;
+  return static_cast<double>(c.bytes_link) / *bw + LatencySteps(node.op, n) * lat.value_or(0);
+}
+
 }  // namespace
 
 Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
@@ -41,6 +78,7 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
   std::array<double, format::kNumMmaClasses> floor_flops{};  // MMA FLOPs by floor class
   double vector_flops = 0;
   bool memory_only_vector = false;
+  bool no_latency = false;
 
   t.nodes = ledger.nodes.size();
   for (size_t i = 0; i < ledger.nodes.size(); ++i) {
@@ -50,6 +88,13 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
     const bool mma = c.mma_class != MmaClass::kNone && c.flops > 0;
     NodeTime& nt = a.nodes[i];
     nt.memory_s = static_cast<double>(c.bytes()) / bw;
+    if (ir::Family(graph.nodes[i].op) == ir::OpFamily::kCollective) {
+      auto link = LinkTime(graph.nodes[i], c, device, no_latency);
+      if (!link) return std::unexpected(link.error());
+      nt.link_s = *link;
+      t.comm_s += nt.link_s;
+      t.bytes_link += c.bytes_link;
+    }
     if (mma) {
       const auto peak = device.Peak(c.mma_class);
       if (!peak) {
@@ -68,9 +113,11 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
       }
       vector_flops += static_cast<double>(c.flops);
     }
-    nt.time_s = std::max(nt.memory_s, nt.compute_s);
+    nt.time_s = std::max({nt.memory_s, nt.compute_s, nt.link_s});
     if (nt.time_s == 0) {
       nt.bound = Bound::kNone;
+    } else if (nt.link_s >= std::max(nt.memory_s, nt.compute_s)) {
+      nt.bound = Bound::kLink;
     } else if (nt.compute_s > nt.memory_s) {
       nt.bound = Bound::kCompute;
       t.compute_bound_bytes += c.bytes();
@@ -95,7 +142,7 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
     }
   }
   if (vector_peak) t.floor_vector_s = vector_flops / *vector_peak;
-  t.fused_floor_s = std::max({t.floor_memory_s, t.floor_mma_s, t.floor_vector_s});
+  t.fused_floor_s = std::max({t.floor_memory_s, t.floor_mma_s, t.floor_vector_s, t.comm_s});
 
   for (MmaClass cls : format::kPeakClasses) {
     if (auto peak = device.Peak(cls)) a.ridges.push_back({cls, *peak, *peak / bw});
@@ -103,6 +150,11 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
   if (memory_only_vector) {
     a.notes.push_back("device '" + device.name +
                       "' publishes no vector fp32 figure: non-MMA ops are costed memory-only");
+  }
+  if (no_latency) {
+    a.notes.push_back("device '" + device.name +
+                      "' publishes no collective latency for a link it uses: those collectives "
+                      "are costed by bandwidth only");
   }
   return a;
 }

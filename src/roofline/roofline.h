@@ -13,12 +13,16 @@
 
 namespace opscope::roofline {
 
-enum class Bound : uint8_t { kMemory, kCompute, kNone };
-std::string_view BoundName(Bound b);  // "memory", "compute", "none"
+// kLink: a collective, bound by its link (interconnect or network) bandwidth and latency.
+enum class Bound : uint8_t { kMemory, kCompute, kNone, kLink };
+std::string_view BoundName(Bound b);  // "memory", "compute", "none", "link"
 
 struct NodeTime {
   double memory_s = 0;
   double compute_s = 0;
+  // Collectives: bytes_link / link bandwidth + steps · per-step latency (scope "node": the
+  // device's interconnect figures; "network": its network figures).
+  double link_s = 0;
   double time_s = 0;
   Bound bound = Bound::kNone;
 };
@@ -33,10 +37,14 @@ struct Totals {
   uint64_t bytes_read = 0, bytes_written = 0, bytes_weights = 0, bytes_state = 0;
   uint64_t flops = 0;
   double time_s = 0;           // Σ node times: an estimate, not a bound
-  double fused_floor_s = 0;    // max(essential bytes / bw, MMA time at floor classes, vector)
+  // max(essential bytes / bw, MMA time at floor classes, vector, communication): a device's
+  // collectives overlap its compute at best, so they are a fourth term, not an addend.
+  double fused_floor_s = 0;
   double floor_memory_s = 0;   // the three terms of the floor
   double floor_mma_s = 0;
   double floor_vector_s = 0;
+  double comm_s = 0;           // Σ collective node times (link_s): the fourth floor term
+  uint64_t bytes_link = 0;     // Σ link bytes this device sends
   uint64_t memory_bound_bytes = 0, compute_bound_bytes = 0;
   uint64_t nodes = 0, nodes_costed = 0;
 

@@ -48,8 +48,11 @@ std::string Cat(std::string_view a, std::string_view b) {
 
 class Builder {
  public:
-  Builder(const ModelSpec& spec, const Recipe& recipe, StepGraph& out)
-      : spec_(spec), recipe_(recipe), formats_(spec, recipe), out_(out), g_(out.graph) {
+  // `spec` is this device's share (ShardSpec); `full` the whole model; `shard` the split.
+  Builder(const ModelSpec& spec, const ModelSpec& full, const DeviceShard& shard,
+          const Recipe& recipe, StepGraph& out)
+      : spec_(spec), full_(full), shard_(shard), recipe_(recipe), formats_(spec, recipe),
+        out_(out), g_(out.graph) {
     n_ = Expr::Symbol(g_.symbols.Intern(kTokensSymbol));
     seqs_ = Expr::Symbol(g_.symbols.Intern(kSeqsSymbol));
     ctx_ = Expr::Symbol(g_.symbols.Intern(kContextSymbol));
@@ -66,11 +69,18 @@ class Builder {
     out_.kv_caches.reserve(2 * spec_.layers.size());
     out_.states.reserve(2 * spec_.layers.size());
 
-    const TensorId ids = Tensor("input_ids", {n_}, Format::kInt32, Role::kInput);
-    table_ = Weight("embed_tokens.weight", {C(spec_.vocab), hidden_},
-                    {WeightRole::kEmbedding, -1, spec_.hidden}, WeightGroup::kEmbedding);
-    TensorId h = Act("embed_tokens.out", {n_, hidden_});
-    Node("embed_tokens", OpKind::kEmbedding, {table_, ids}, {h});
+    TensorId h;
+    if (shard_.first_stage) {
+      const TensorId ids = Tensor("input_ids", {n_}, Format::kInt32, Role::kInput);
+      table_ = Weight("embed_tokens.weight", {C(spec_.vocab), hidden_},
+                      {WeightRole::kEmbedding, -1, spec_.hidden}, WeightGroup::kEmbedding);
+      h = Act("embed_tokens.out", {n_, hidden_});
+      Node("embed_tokens", OpKind::kEmbedding, {table_, ids}, {h});
+      // Vocab-parallel: each device looks up the ids in its slice, zeros elsewhere.
+      h = TpAllReduce("embed_tokens.all_reduce", h);
+    } else {
+      h = Tensor("stage_input", {n_, hidden_}, recipe_.compute, Role::kInput);
+    }
     if (error_) return std::unexpected(*error_);
 
     struct Distinct {
@@ -79,7 +89,8 @@ class Builder {
       size_t node_count;
     };
     std::vector<Distinct> distinct;
-    for (int64_t i = 0; i < spec_.num_layers(); ++i) {
+    const int64_t end_layer = shard_.end_layer < 0 ? spec_.num_layers() : shard_.end_layer;
+    for (int64_t i = shard_.first_layer; i < end_layer; ++i) {
       const size_t begin = g_.nodes.size();
       signature_.clear();
       const LayerSpec& l = spec_.layers[i];
@@ -100,24 +111,50 @@ class Builder {
       }
     }
     out_.distinct_layers = static_cast<int64_t>(distinct.size());
+    if (!shard_.last_stage) {
+      const TensorId sent = Act("stage_output", {n_, hidden_});
+      Node("send_to_next_stage", OpKind::kSendRecv, {h}, {sent},
+           {{"group_size", int64_t{2}}, {"scope", shard_.pp_scope}});
+      return {};
+    }
 
     const TensorId normed = Norm("final_norm", h, spec_.hidden, recipe_.compute);
     const TensorId last = Tensor("last_token_index", {seqs_}, Format::kInt32, Role::kInput);
     const TensorId head_in = Act("lm_head.in", {seqs_, hidden_}, recipe_.gemm_input);
     Node("select_last_tokens", OpKind::kGather, {normed, last}, {head_in});
     const TensorId head_w =
-        spec_.tie_embeddings
+        spec_.tie_embeddings && shard_.first_stage
             ? table_
             : Weight("lm_head.weight", {C(spec_.vocab), hidden_},
                      {WeightRole::kLmHead, -1, spec_.hidden});
-    const TensorId logits = Tensor("logits", {seqs_, C(spec_.vocab)}, recipe_.compute, Role::kOutput);
-    Node("lm_head", OpKind::kLmHead, {head_in, head_w}, {logits});
+    if (shard_.tp == 1) {
+      const TensorId logits =
+          Tensor("logits", {seqs_, C(spec_.vocab)}, recipe_.compute, Role::kOutput);
+      Node("lm_head", OpKind::kLmHead, {head_in, head_w}, {logits});
+    } else {
+      // Vocab-parallel LM head: each device's slice of the logits, gathered.
+      const TensorId part = Act("lm_head.out", {seqs_, C(spec_.vocab)});
+      Node("lm_head", OpKind::kLmHead, {head_in, head_w}, {part});
+      const TensorId logits = Tensor("logits", {seqs_, C(spec_.vocab * shard_.tp)},
+                                     recipe_.compute, Role::kOutput);
+      Node("lm_head.all_gather", OpKind::kAllGather, {part}, {logits},
+           {{"group_size", shard_.tp}, {"scope", shard_.tp_scope}});
+    }
     if (error_) return std::unexpected(*error_);
     return {};
   }
 
  private:
   Expr C(int64_t v) const { return Expr::Constant(v); }
+
+  // The sum of the tensor-parallel devices' partial results (row-parallel outputs).
+  TensorId TpAllReduce(std::string name, TensorId partial) {
+    if (shard_.tp == 1) return partial;
+    const TensorId y = Act(Cat(name, ".out"), g_.tensors[partial].shape);
+    Node(std::move(name), OpKind::kAllReduce, {partial}, {y},
+         {{"group_size", shard_.tp}, {"scope", shard_.tp_scope}});
+    return y;
+  }
 
   TensorId Tensor(std::string name, Shape shape, Format f, Role role) {
     // Every last dim is a constant here: a recipe whose block does not divide it is bad input.
@@ -206,6 +243,7 @@ class Builder {
         case Mixer::kMamba2: a = Mamba2(p, i, x); break;
         case Mixer::kNone: break;
       }
+      a = TpAllReduce(Cat(p, "mixer_all_reduce"), a);
       if (spec_.sandwich_norms) a = Norm(Cat(p, "post_attention_norm"), a, spec_.hidden, recipe_.compute, i);
       const TensorId sum = Act(Cat(p, "mixer_residual.out"), {n_, hidden_});
       Node(Cat(p, "mixer_residual"), OpKind::kAdd, {h, a}, {sum});
@@ -216,6 +254,9 @@ class Builder {
       TensorId f = l.ffn == Ffn::kDense ? Mlp(Cat(p, "mlp."), i, x, spec_.mlp.intermediate,
                                               spec_.mlp.act, spec_.mlp.bias)
                                         : Moe(Cat(p, "moe."), i, x);
+      // Expert parallelism reduces inside Moe(); otherwise the MLP (or the tensor-parallel
+      // experts with the shared expert) ends row-parallel.
+      if (l.ffn == Ffn::kDense || shard_.ep == 1) f = TpAllReduce(Cat(p, "ffn_all_reduce"), f);
       if (spec_.sandwich_norms) f = Norm(Cat(p, "post_ffn_norm"), f, spec_.hidden, recipe_.compute, i);
       const TensorId sum = Act(Cat(p, "ffn_residual.out"), {n_, hidden_});
       Node(Cat(p, "ffn_residual"), OpKind::kAdd, {h, f}, {sum});
@@ -476,12 +517,27 @@ class Builder {
     const TensorId topk_i = Act(Cat(p, "topk.ids"), {n_, k}, Format::kInt32);
     Node(Cat(p, "topk"), OpKind::kTopK, {scores}, {topk_w, topk_i}, {{"k", m.top_k}});
 
-    // Routed experts over the n·top_k (token, expert) rows.
-    if (expert_rows_.IsConstant()) expert_rows_ = Expr::Mul(n_, k);
+    // Routed experts over the n·top_k (token, expert) rows. Expert parallelism: the device
+    // receives the rows routed to its experts from the dp_attention·n tokens of its group,
+    // ceil(dp_attention·n·top_k / ep) under uniform routing, and sends as many.
+    const bool ep = shard_.ep > 1;
+    if (expert_rows_.IsConstant()) {
+      expert_rows_ = ep ? Expr::CeilDiv(Expr::Mul(n_, C(shard_.dp_attention * m.top_k)),
+                                        C(shard_.ep))
+                        : Expr::Mul(n_, k);
+    }
     const Expr& rows = expert_rows_;
     const int64_t gu_out = gated ? 2 * m.intermediate : m.intermediate;
+    Attrs expert_attrs{{"top_k", m.top_k}};
+    TensorId routed_in = x;
+    if (ep) {
+      expert_attrs.emplace_back("experts_total", full_.moe.experts);
+      routed_in = Act(Cat(p, "experts.dispatch.out"), {rows, hidden_}, g_.tensors[x].format);
+      Node(Cat(p, "experts.dispatch"), OpKind::kAllToAll, {x, topk_i}, {routed_in},
+           {{"group_size", shard_.moe_group}, {"scope", shard_.moe_scope}});
+    }
     std::vector<TensorId> gin{
-        x,
+        routed_in,
         Weight(Cat(p, "experts.gate_up_proj.weight"), {e, C(gu_out), hidden_},
                {gated ? WeightRole::kExpertGate : WeightRole::kExpertUp, i, spec_.hidden},
                WeightGroup::kRoutedExpert, m.experts),
@@ -492,7 +548,7 @@ class Builder {
                            m.experts));
     }
     const TensorId gu = Act(Cat(p, "experts.gate_up.out"), {rows, C(gu_out)});
-    Node(Cat(p, "experts.gate_up"), OpKind::kExpertGateUp, std::move(gin), {gu}, {{"top_k", m.top_k}});
+    Node(Cat(p, "experts.gate_up"), OpKind::kExpertGateUp, std::move(gin), {gu}, expert_attrs);
     const TensorId a = Activate(Cat(p, "experts.act"), gu, rows, m.intermediate, m.act);
     std::vector<TensorId> din{
         a,
@@ -506,11 +562,30 @@ class Builder {
                            m.experts));
     }
     const TensorId down = Act(Cat(p, "experts.down.out"), {rows, hidden_});
-    Node(Cat(p, "experts.down"), OpKind::kExpertDown, std::move(din), {down}, {{"top_k", m.top_k}});
+    Node(Cat(p, "experts.down"), OpKind::kExpertDown, std::move(din), {down}, std::move(expert_attrs));
+    // Expert parallelism: the expert outputs go back to the devices that own their tokens
+    // (each tensor-parallel device owns ceil(n/tp) of its replica's n tokens; each expert's
+    // expert_tp devices each send a partial sum).
+    TensorId expert_out = down;
+    Expr own = n_;
+    if (ep) {
+      if (shard_.tp > 1) own = Expr::CeilDiv(n_, C(shard_.tp));
+      expert_out = Act(Cat(p, "experts.combine_all_to_all.out"),
+                       {Expr::Mul(own, C(m.top_k * shard_.expert_tp)), hidden_});
+      Node(Cat(p, "experts.combine_all_to_all"), OpKind::kAllToAll, {down}, {expert_out},
+           {{"group_size", shard_.moe_group}, {"scope", shard_.moe_scope}});
+    }
     // Weighted sum of each token's top_k expert outputs.
-    TensorId routed = Act(Cat(p, "experts.combine.out"), {n_, hidden_});
-    Node(Cat(p, "experts.combine"), OpKind::kReduceSum, {down, topk_w}, {routed});
-    if (m.shared_intermediate == 0) return routed;
+    TensorId routed = Act(Cat(p, "experts.combine.out"), {own, hidden_});
+    Node(Cat(p, "experts.combine"), OpKind::kReduceSum, {expert_out, topk_w}, {routed});
+    if (m.shared_intermediate == 0) {
+      if (!ep || shard_.tp == 1) return routed;
+      // Each tensor-parallel device holds its own tokens' rows: gather the replica's n.
+      const TensorId all = Act(Cat(p, "experts.all_gather.out"), {n_, hidden_});
+      Node(Cat(p, "experts.all_gather"), OpKind::kAllGather, {routed}, {all},
+           {{"group_size", shard_.tp}, {"scope", shard_.tp_scope}});
+      return all;
+    }
 
     const TensorId shared = Mlp(Cat(p, "shared_expert."), i, x, m.shared_intermediate, m.act, false);
     std::vector<TensorId> sum_in{routed, shared};
@@ -520,10 +595,14 @@ class Builder {
     }
     const TensorId out = Act(Cat(p, "shared_add.out"), {n_, hidden_});
     Node(Cat(p, "shared_add"), OpKind::kAdd, std::move(sum_in), {out});
-    return out;
+    // With expert parallelism the tensor-parallel devices' disjoint routed rows and partial
+    // shared outputs sum to the layer's output in one all-reduce.
+    return ep ? TpAllReduce(Cat(p, "moe_all_reduce"), out) : out;
   }
 
   const ModelSpec& spec_;
+  const ModelSpec& full_;
+  const DeviceShard& shard_;
   const Recipe& recipe_;
   WeightFormats formats_;
   StepGraph& out_;
@@ -536,11 +615,41 @@ class Builder {
   Expr expert_rows_;                                       // n · top_k, built once
 };
 
+// This device's share of the model: the sizes DeviceShard splits, divided.
+ModelSpec ShardSpec(const ModelSpec& s, const DeviceShard& d) {
+  ModelSpec l = s;
+  const int64_t t = d.tp;
+  if (t > 1) {
+    l.attn.heads = s.attn.heads / t;
+    l.attn.kv_heads = s.attn.kv_heads >= t ? s.attn.kv_heads / t : 1;  // replicated below t
+    l.gdn.key_heads = s.gdn.key_heads / t;
+    l.gdn.value_heads = s.gdn.value_heads / t;
+    l.mamba.heads = s.mamba.heads / t;
+    if (s.mamba.groups % t == 0) l.mamba.groups = s.mamba.groups / t;  // else replicated
+    l.mlp.intermediate = s.mlp.intermediate / t;
+    l.moe.shared_intermediate = s.moe.shared_intermediate / t;
+    l.vocab = (s.vocab + t - 1) / t;  // vocab-parallel, the last slice padded
+  }
+  if (d.ep > 1) {
+    l.moe.experts = s.moe.experts / d.ep;
+    l.moe.intermediate = s.moe.intermediate / d.expert_tp;
+  } else {
+    l.moe.intermediate = s.moe.intermediate / t;
+  }
+  return l;
+}
+
 }  // namespace
 
 Result<StepGraph> BuildStepGraph(const ModelSpec& spec, const Recipe& recipe) {
+  return BuildStepGraph(spec, recipe, DeviceShard{});
+}
+
+Result<StepGraph> BuildStepGraph(const ModelSpec& spec, const Recipe& recipe,
+                                 const DeviceShard& shard) {
   StepGraph out;
-  Builder builder(spec, recipe, out);
+  const ModelSpec local = ShardSpec(spec, shard);
+  Builder builder(local, spec, shard, recipe, out);
   if (auto ok = builder.Build(); !ok) return std::unexpected(ok.error());
   return out;
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "import/hf_config/model_spec.h"
@@ -59,8 +60,44 @@ struct StepGraph {
   int64_t distinct_layers = 0;  // layers costed once each (the rest are cost twins)
 };
 
+// One device's share of a multi-device deployment (DESIGN "Multi-device deployments"; the
+// degrees are checked by llm::PlanDeployment, which fills this in). The builder applies the
+// split while it builds, where it knows which dim of each tensor is heads, columns or rows,
+// rather than rewriting a finished graph by name patterns; the result is one device's step
+// graph with collective nodes (attributes group_size and scope) where data crosses devices:
+//  * tp: attention heads, KV heads (each device keeps one when there are fewer than tp), MLA
+//    heads (its latent cache and a-projections replicated), GatedDeltaNet / Mamba2 heads, MLP
+//    and shared-expert columns/rows, the embedding table and the LM head (vocab-parallel,
+//    ceil(vocab/tp) rows) split tp ways; norms and routers replicated. An AllReduce after each
+//    row-parallel projection (o_proj / out_proj, the MLP's down, the embedding), an AllGather
+//    of the logits.
+//  * ep > 1: each device holds experts/ep routed experts, each split expert_tp ways along its
+//    intermediate dim; an AllToAll dispatch of the (token, expert) rows before the experts and
+//    an AllToAll combine after them over the moe_group devices of the stage; the group's
+//    tokens are dp_attention · n (n: the device's own token rows). ep == 1: experts are split
+//    tp ways along their intermediate dim inside each attention replica, like the dense MLP.
+//  * pp: this stage's layers [first_layer, end_layer); the first stage embeds, the last runs
+//    the LM head; other stages read their input hidden state as a graph input and every stage
+//    but the last ends with a SendRecv of its hidden state to the next.
+struct DeviceShard {
+  int64_t tp = 1;
+  int64_t dp_attention = 1;  // attention replicas whose tokens meet in the MoE layers
+  int64_t ep = 1;
+  int64_t expert_tp = 1;     // ep > 1: ways each expert's intermediate dim is split
+  int64_t moe_group = 1;     // ep > 1: devices of the dispatch/combine all-to-all
+  int64_t pp = 1;
+  int64_t first_layer = 0, end_layer = -1;  // -1: to the last layer
+  bool first_stage = true, last_stage = true;
+  // "node" (interconnect) or "network", per collective group.
+  std::string tp_scope = "node", moe_scope = "node", pp_scope = "node";
+};
+
 // Builds the step graph. Errors: a weight whose rows do not fit the recipe's block (naming the
 // tensor), or a structural fault (named), which would be a bug in this importer.
 Result<StepGraph> BuildStepGraph(const ModelSpec& spec, const Recipe& recipe);
+// One device's step graph in a multi-device deployment (see DeviceShard). The degrees must
+// divide what they split (llm::PlanDeployment checks them and names the option at fault).
+Result<StepGraph> BuildStepGraph(const ModelSpec& spec, const Recipe& recipe,
+                                 const DeviceShard& shard);
 
 }  // namespace opscope::import::hf

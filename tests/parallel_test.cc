@@ -1,0 +1,234 @@
+// Multi-device deployments against closed forms: tensor parallelism divides layer weights and
+// adds two all-reduces per layer, expert parallelism spreads experts and adds the all-to-all,
+// pipeline stages pay the bubble, and published deployments fit (or do not).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "device/device.h"
+#include "import/hf_config/presets.h"
+#include "import/hf_config/step_graph.h"
+#include "llm/llm.h"
+#include "llm/parallel.h"
+
+namespace opscope::llm {
+namespace {
+
+using import::hf::ModelSpec;
+using import::hf::Recipe;
+using import::hf::StepGraph;
+
+struct Model {
+  ModelSpec spec;
+  Recipe recipe;
+};
+
+Model Load(std::string_view preset) {
+  const import::hf::Preset* p = import::hf::FindPreset(preset);
+  EXPECT_NE(p, nullptr) << preset;
+  auto spec = import::hf::ParseHfConfig(p->json, std::string(p->file));
+  EXPECT_TRUE(spec.has_value()) << spec.error().message;
+  auto recipe = import::hf::ResolveRecipe(*spec, {});
+  EXPECT_TRUE(recipe.has_value()) << recipe.error().message;
+  return {*spec, *recipe};
+}
+
+const device::Device& Dev(std::string_view name) {
+  static std::vector<device::Device> cache;
+  for (const device::Device& d : cache) {
+    if (d.name == name) return d;
+  }
+  cache.reserve(16);
+  cache.push_back(*device::FindBuiltinDevice(name));
+  return cache.back();
+}
+
+Deployment Plan(const Model& m, Degrees g, std::string_view device = "h100-sxm") {
+  auto d = PlanDeployment(m.spec, g, Dev(device));
+  EXPECT_TRUE(d.has_value()) << d.error().message;
+  return *d;
+}
+
+StepGraph Stage(const Model& m, const Deployment& d, int64_t stage = 0) {
+  auto g = import::hf::BuildStepGraph(m.spec, m.recipe, d.Shard(stage));
+  EXPECT_TRUE(g.has_value()) << g.error().message;
+  EXPECT_TRUE(ir::Validate(g->graph).has_value());
+  return std::move(*g);
+}
+
+uint64_t WeightBytes(const StepGraph& g) {
+  auto f = ComputeModelFigures(g);
+  EXPECT_TRUE(f.has_value());
+  return f->weight_bytes;
+}
+
+// Bytes of the weights every tensor-parallel device keeps whole: norms (and no others in a
+// Llama: its KV heads divide by 8 and its vocabulary by 8).
+uint64_t NormBytes(const StepGraph& g) {
+  uint64_t bytes = 0;
+  for (const import::hf::WeightEntry& w : g.weights) {
+    const ir::Tensor& t = g.graph.tensors[w.tensor];
+    if (t.name.ends_with("norm.weight")) bytes += static_cast<uint64_t>(t.shape[0].constant()) * 2;
+  }
+  return bytes;
+}
+
+TEST(Parallel, TensorParallelDividesLayerWeightsAndAddsTwoAllReducesPerLayer) {
+  const Model m = Load("llama-3.1-70b");
+  auto full = import::hf::BuildStepGraph(m.spec, m.recipe);
+  ASSERT_TRUE(full.has_value());
+  const int64_t t = 8, batch = 16, hidden = m.spec.hidden;
+  const Deployment d = Plan(m, {.tp = t});
+  EXPECT_EQ(d.devices, 8);
+  const StepGraph dev = Stage(m, d);
+  // Llama-3.1-70B at TP=8: per-device weights = 1/8 of the split part + the replicated norms.
+  const uint64_t total = WeightBytes(*full), norms = NormBytes(*full);
+  EXPECT_EQ((total - norms) % t, 0u);
+  EXPECT_EQ(WeightBytes(dev), (total - norms) / t + norms);
+  EXPECT_EQ(NormBytes(dev), norms);
+
+  auto r = AnalyzeStep(dev, DecodeBindings(batch, 1024), Dev("h100-sxm"));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  int64_t all_reduces = 0;
+  for (size_t i = 0; i < dev.graph.nodes.size(); ++i) {
+    const ir::Node& n = dev.graph.nodes[i];
+    if (n.op != ir::OpKind::kAllReduce) continue;
+    ++all_reduces;
+    // Ring all-reduce of B·hidden·bytes: each device sends 2·(T−1)/T of it.
+    const uint64_t bytes = static_cast<uint64_t>(batch * hidden * 2);  // bf16
+    EXPECT_EQ(r->ledger.nodes[i].bytes_link, 2 * (t - 1) * bytes / t) << n.name;
+    EXPECT_EQ(r->ledger.nodes[i].bytes(), 0u) << "link traffic is not DRAM traffic";
+    EXPECT_EQ(n.StringAttr("scope"), std::optional<std::string_view>("node"));
+  }
+  EXPECT_EQ(all_reduces, 2 * m.spec.num_layers() + 1);  // + the vocab-parallel embedding
+  // Every layer: attention heads and KV heads split.
+  size_t attn_index = 0;
+  for (size_t i = 0; i < dev.graph.nodes.size(); ++i) {
+    if (dev.graph.nodes[i].name == "layers.0.attn.attention") attn_index = i;
+  }
+  const ir::Node& attn = dev.graph.nodes[attn_index];
+  EXPECT_EQ(attn.IntAttr("q_heads"), m.spec.attn.heads / t);
+  // The collective time is its link bytes over NVLink plus 2·(T−1) ring steps.
+  const device::Device& h100 = Dev("h100-sxm");
+  for (size_t i = 0; i < dev.graph.nodes.size(); ++i) {
+    if (dev.graph.nodes[i].op != ir::OpKind::kAllReduce) continue;
+    const double expect = static_cast<double>(r->ledger.nodes[i].bytes_link) /
+                              *h100.interconnect_bytes_per_s +
+                          2.0 * (t - 1) * *h100.interconnect_latency_s;
+    EXPECT_DOUBLE_EQ(r->analysis.nodes[i].time_s, expect);
+    EXPECT_EQ(r->analysis.nodes[i].bound, roofline::Bound::kLink);
+    break;
+  }
+  // The floor overlaps communication: it is at least the communication time.
+  EXPECT_GE(r->analysis.totals.fused_floor_s, r->analysis.totals.comm_s);
+}
+
+TEST(Parallel, KvHeadsReplicatedWhenFewerThanTp) {
+  const Model m = Load("llama-3.1-8b");  // 8 KV heads
+  const StepGraph dev = Stage(m, Plan(m, {.tp = 16, .gpus_per_node = 16}, "gb200"));
+  for (const import::hf::CacheEntry& c : dev.kv_caches) {
+    EXPECT_EQ(dev.graph.tensors[c.tensor].shape[2].constant(), 1);  // one KV head each
+  }
+}
+
+TEST(Parallel, ExpertParallelSpreadsExpertsAndAddsAllToAll) {
+  const Model m = Load("deepseek-v3");
+  const int64_t e = 8, batch = 64;
+  const Deployment d = Plan(m, {.ep = e}, "h200");
+  EXPECT_EQ(d.dp_attention, 8);  // ep / tp
+  EXPECT_EQ(d.devices, 8);
+  const StepGraph dev = Stage(m, d);
+  for (const import::hf::WeightEntry& w : dev.weights) {
+    if (w.group != import::hf::WeightGroup::kRoutedExpert) continue;
+    EXPECT_EQ(dev.graph.tensors[w.tensor].shape[0].constant(), m.spec.moe.experts / e);
+  }
+  // Each device runs batch / dp_attention sequences and dispatches their top_k rows.
+  const int64_t per_device = batch / d.dp_attention;
+  auto r = AnalyzeStep(dev, DecodeBindings(per_device, 2048), Dev("h200"));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  int64_t all_to_all = 0;
+  for (size_t i = 0; i < dev.graph.nodes.size(); ++i) {
+    const ir::Node& n = dev.graph.nodes[i];
+    if (n.op != ir::OpKind::kAllToAll) continue;
+    ++all_to_all;
+    const ir::Tensor& out = dev.graph.tensors[n.outputs[0]];
+    const uint64_t elem = format::Info(out.format).bits / 8;
+    // B·top_k·hidden·bytes, of which (N−1)/N leave the device.
+    const uint64_t bytes = static_cast<uint64_t>(per_device * m.spec.moe.top_k * m.spec.hidden) * elem;
+    EXPECT_EQ(r->ledger.nodes[i].bytes_link, (e - 1) * bytes / e) << n.name;
+  }
+  int64_t moe_layers = 0;
+  for (const auto& l : m.spec.layers) moe_layers += l.ffn == import::hf::Ffn::kMoe;
+  EXPECT_EQ(all_to_all, 2 * moe_layers);  // dispatch and combine
+}
+
+TEST(Parallel, DeepSeekV3FitsEightH200WithExpertParallelNotOne) {
+  const Model m = Load("deepseek-v3");
+  Request req;
+  req.batch = 8;
+  req.context = 4096;
+  auto one = RunRequest(*import::hf::BuildStepGraph(m.spec, m.recipe), m.recipe, Dev("h200"), req);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_FALSE(one->figures.fits);  // 673 GB of FP8 weights on one 141 GB device
+  auto eight = RunDeployment(m.spec, m.recipe, Dev("h200"), req, Plan(m, {.ep = 8}, "h200"));
+  ASSERT_TRUE(eight.has_value()) << eight.error().message;
+  EXPECT_TRUE(eight->run.figures.fits);
+  EXPECT_EQ(eight->parallel.devices, 8);
+  EXPECT_LT(static_cast<double>(eight->parallel.weight_bytes_per_device), 0.9 * 141e9);
+  EXPECT_GT(eight->parallel.comm_time_s, 0);
+}
+
+TEST(Parallel, PipelineBubbleIsPMinusOneOverMPlusPMinusOne) {
+  // Stages of equal work: a model whose embedding and LM head are negligible.
+  const import::hf::Preset* p = import::hf::FindPreset("llama-3.1-8b");
+  std::string json(p->json);
+  const size_t at = json.find("\"vocab_size\"");
+  ASSERT_NE(at, std::string::npos);
+  const size_t digits = json.find_first_of("0123456789", at);
+  json.replace(digits, json.find_first_not_of("0123456789", digits) - digits, "128");
+  auto spec = import::hf::ParseHfConfig(json, "small-vocab");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  auto recipe = import::hf::ResolveRecipe(*spec, {});
+  ASSERT_TRUE(recipe.has_value());
+  const Model m{*spec, *recipe};
+  for (const auto& [pp, micro] : {std::pair<int64_t, int64_t>{4, 4}, {4, 16}, {2, 8}}) {
+    const Deployment d = Plan(m, {.pp = pp, .micro_batches = micro});
+    Request req;
+    req.batch = 64;
+    auto r = RunDeployment(m.spec, m.recipe, Dev("h100-sxm"), req, d);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    const double ideal = static_cast<double>(pp - 1) / static_cast<double>(micro + pp - 1);
+    EXPECT_NEAR(r->parallel.bubble, ideal, 0.01 * ideal) << pp << " " << micro;
+    EXPECT_EQ(r->parallel.micro_batches, micro);
+  }
+  // Stage hand-offs: one SendRecv of the hidden state per non-last stage.
+  const Deployment d = Plan(m, {.pp = 4});
+  EXPECT_EQ(d.stage_layers.size(), 4u);
+  const StepGraph s0 = Stage(m, d, 0), s3 = Stage(m, d, 3);
+  EXPECT_EQ(s0.graph.nodes.back().op, ir::OpKind::kSendRecv);
+  EXPECT_EQ(s3.graph.nodes.back().op, ir::OpKind::kLmHead);
+}
+
+TEST(Parallel, InvalidDegreesNameTheOption) {
+  const Model m = Load("deepseek-v3");
+  const Model llama = Load("llama-3.1-70b");
+  auto expect_error = [](const Model& model, Degrees g, std::string_view option,
+                         std::string_view why) {
+    auto d = PlanDeployment(model.spec, g, Dev("h200"));
+    ASSERT_FALSE(d.has_value());
+    EXPECT_NE(d.error().message.find("option '" + std::string(option) + "'"), std::string::npos)
+        << d.error().message;
+    EXPECT_NE(d.error().message.find(why), std::string::npos) << d.error().message;
+  };
+  expect_error(m, {.tp = 3}, "--tp", "128 attention heads are not divisible by 3");
+  expect_error(m, {.ep = 7}, "--ep", "256 routed experts are not divisible by 7");
+  expect_error(llama, {.ep = 2}, "--ep", "no routed experts");
+  expect_error(m, {.pp = 62}, "--pp", "62 stages for 61 layers");
+  expect_error(m, {.tp = 8, .gpus_per_node = 16}, "--gpus-per-node", "node has 8");
+  expect_error(m, {.tp = 4, .ep = 8, .dp_attention = 3}, "--dp-attention", "must divide");
+  expect_error(m, {.tp = 0}, "--tp", "must be positive");
+}
+
+}  // namespace
+}  // namespace opscope::llm
