@@ -228,6 +228,14 @@ TEST(Parallel, InvalidDegreesNameTheOption) {
   expect_error(m, {.tp = 8, .gpus_per_node = 16}, "--gpus-per-node", "node has 8");
   expect_error(m, {.tp = 4, .ep = 8, .dp_attention = 3}, "--dp-attention", "must divide");
   expect_error(m, {.tp = 0}, "--tp", "must be positive");
+  // A split row that no longer fits the recipe's block (gpt-oss: 2880 / 4 = 720 columns of
+  // mxfp4's 32-element blocks) names the option too.
+  const Model oss = Load("gpt-oss-120b");
+  auto r = RunDeployment(oss.spec, oss.recipe, Dev("h100-sxm"), Request{},
+                         Plan(oss, {.tp = 4}));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message.find("option '--tp'"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("720"), std::string::npos) << r.error().message;
 }
 
 }  // namespace

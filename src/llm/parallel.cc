@@ -257,7 +257,13 @@ Result<ParallelRun> RunDeployment(const ModelSpec& spec, const import::hf::Recip
   stages.reserve(static_cast<size_t>(d.pp));
   for (int64_t s = 0; s < d.pp; ++s) {
     auto graph = import::hf::BuildStepGraph(spec, recipe, d.Shard(s));
-    if (!graph) return std::unexpected(Wrap(spec.origin, graph.error()));
+    if (!graph) {
+      // The whole model built: what fails is a device's share (a split row that no longer
+      // fits the recipe's block), so the option that split it is at fault.
+      return OptionError(d.tp > 1 ? "--tp" : "--ep",
+                         "a device's share does not fit the recipe (" + spec.origin + ": " +
+                             graph.error().message + ")");
+    }
     graph->graph.name = full->graph.name + " (stage " + Str(s) + ")";
     auto step = AnalyzeStep(*graph, workload, device);
     if (!step) return std::unexpected(step.error());
