@@ -8,6 +8,7 @@
 #include "cost/resolved.h"
 #include "cost/rules.h"
 #include "support/checked_math.h"
+#include "support/huge_pages.h"
 
 namespace opscope::cost {
 namespace {
@@ -50,7 +51,9 @@ Result<void> Resolve(const ir::Graph& g, const expr::Bindings& b,
                      std::vector<int64_t>& storage, std::vector<ResolvedTensor>& out) {
   size_t total_dims = 0;
   for (const ir::Tensor& t : g.tensors) total_dims += t.shape.size();
+  ReserveHugePages(storage, total_dims);
   storage.assign(total_dims, 0);
+  ReserveHugePages(out, g.tensors.size());
   out.resize(g.tensors.size());
   size_t offset = 0;
   for (size_t i = 0; i < g.tensors.size(); ++i) {
@@ -177,12 +180,15 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
     return std::unexpected(ok.error());
   }
 
+  ReserveHugePages(ledger.nodes, graph.nodes.size());
   ledger.nodes.resize(graph.nodes.size());
   std::vector<std::string> assumptions;
   // Per tensor: the most any costed node must read of it (weights and graph inputs), and
   // flags for the essential-output pass after the loop.
   enum : uint8_t { kInputView = 1, kConsumed = 2, kProducedByCosted = 4 };
-  std::vector<uint64_t> floor_need(graph.tensors.size(), 0);
+  std::vector<uint64_t> floor_need;
+  ReserveHugePages(floor_need, graph.tensors.size());
+  floor_need.assign(graph.tensors.size(), 0);
   std::vector<uint8_t> flags(graph.tensors.size(), 0);
   bool explicit_outputs = false;
   for (const ir::Tensor& t : graph.tensors) explicit_outputs |= t.role == ir::Role::kOutput;

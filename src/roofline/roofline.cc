@@ -2,6 +2,8 @@
 // semantics").
 #include "roofline/roofline.h"
 
+#include "support/huge_pages.h"
+
 #include <algorithm>
 #include <array>
 
@@ -71,6 +73,7 @@ Result<double> LinkTime(const ir::Node& node, const cost::NodeCost& c,
 Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
                           const device::Device& device) {
   Analysis a;
+  ReserveHugePages(a.nodes, ledger.nodes.size());
   a.nodes.resize(ledger.nodes.size());
   Totals& t = a.totals;
   const double bw = device.dram_bytes_per_s;
