@@ -555,7 +555,7 @@ TEST(RulesTest, MlaDecodePicksAbsorbedPrefillPicksExpanded) {
                               2 * 2 * (1 + 4096) * R * H * (Dn + Dv);
     ASSERT_LT(absorbed, expanded);
     EXPECT_EQ(c.flops, absorbed);
-    EXPECT_TRUE(Contains(c.note, "absorbed")) << c.note;
+    EXPECT_TRUE(Contains(std::string(c.note), "absorbed")) << c.note;
     EXPECT_EQ(c.bytes_state, 2u * 4096 * (R + Dr) * 2);  // one shared latent per token
   }
   {
@@ -567,7 +567,7 @@ TEST(RulesTest, MlaDecodePicksAbsorbedPrefillPicksExpanded) {
         2 * pairs * H * ((Dn + Dr) + Dv) + 2 * 1 * 4096 * R * H * (Dn + Dv);
     ASSERT_LT(expanded, absorbed);
     EXPECT_EQ(c.flops, expanded);
-    EXPECT_TRUE(Contains(c.note, "expanded")) << c.note;
+    EXPECT_TRUE(Contains(std::string(c.note), "expanded")) << c.note;
   }
 }
 

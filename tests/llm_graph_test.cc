@@ -216,8 +216,12 @@ TEST(LlmGraph, LlamaCppFileTypesMapPerTensor) {
   // gpt-oss: rows of 2880 are not a multiple of 256 -> 32-block fallbacks.
   const Built oss = Build("gpt-oss-20b", {.weights = "q4_k_m"});
   for (const ir::Tensor& t : oss.step.graph.tensors) {
-    if (t.name == "layers.1.moe.experts.gate_up_proj.weight") EXPECT_EQ(t.format, Format::kQ5_0);
-    if (t.name == "lm_head.weight") EXPECT_EQ(t.format, Format::kQ8_0);
+    if (t.name == "layers.1.moe.experts.gate_up_proj.weight") {
+      EXPECT_EQ(t.format, Format::kQ5_0);
+    }
+    if (t.name == "lm_head.weight") {
+      EXPECT_EQ(t.format, Format::kQ8_0);
+    }
   }
 }
 
@@ -260,8 +264,12 @@ TEST(LlmGraph, RecipeBlocksThatDoNotDivideRowsAreErrorsNamingTheTensor) {
 TEST(LlmGraph, CheckpointQuantizationIsTheDefaultRecipe) {
   const Built oss = Build("gpt-oss-120b");
   for (const ir::Tensor& t : oss.step.graph.tensors) {
-    if (t.name == "layers.0.moe.experts.down_proj.weight") EXPECT_EQ(t.format, format::Format::kMxfp4);
-    if (t.name == "layers.0.attn.qkv_proj.weight") EXPECT_EQ(t.format, format::Format::kBf16);
+    if (t.name == "layers.0.moe.experts.down_proj.weight") {
+      EXPECT_EQ(t.format, format::Format::kMxfp4);
+    }
+    if (t.name == "layers.0.attn.qkv_proj.weight") {
+      EXPECT_EQ(t.format, format::Format::kBf16);
+    }
   }
   // gpt-oss-120b's checkpoint is about 65 GB (MXFP4 experts, bf16 elsewhere).
   EXPECT_NEAR(static_cast<double>(llm::ComputeModelFigures(oss.step)->weight_bytes), 65.0e9,

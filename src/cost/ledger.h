@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,11 +21,6 @@ namespace opscope::cost {
 
 struct NodeCost {
   bool costed = false;
-  uint64_t bytes_read = 0;
-  uint64_t bytes_written = 0;
-  uint64_t bytes_weights = 0;  // the part of bytes_read from weight/constant tensors
-  uint64_t bytes_state = 0;    // the part of reads + writes from state tensors
-  uint64_t flops = 0;
   // False when the op has no FLOP model: its 0 FLOPs are "unknown", listed in the report.
   bool flop_model = true;
   // The class the node's estimate runs at (kNone: vector units), and the fastest class an
@@ -37,12 +33,18 @@ struct NodeCost {
   static constexpr uint32_t kNoInput = UINT32_MAX;
   uint32_t floor_input = kNoInput;
   uint64_t floor_input_bytes = 0;
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t bytes_weights = 0;  // the part of bytes_read from weight/constant tensors
+  uint64_t bytes_state = 0;    // the part of reads + writes from state tensors
+  uint64_t flops = 0;
   // Collectives only: bytes this device sends over its link (interconnect or network, per the
   // node's `scope` attribute) in the step, from the collective's closed form. Link traffic is
   // not DRAM traffic: it is not part of bytes_read / bytes_written.
   uint64_t bytes_link = 0;
   std::string reason;  // why not costed
-  std::string note;    // a per-node choice that changes numbers ("MLA absorbed form")
+  // A per-node choice that changes numbers ("MLA absorbed form"): static text from the rule.
+  std::string_view note;
 
   uint64_t bytes() const { return bytes_read + bytes_written; }
 };

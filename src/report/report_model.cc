@@ -55,11 +55,11 @@ ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
     agg.flops += c.flops;
     agg.time_s += t.time_s;
     if (!c.note.empty() && c.costed) {
-      const std::string note = "node '" + n.name + "': " + c.note;
+      const std::string note = "node '" + n.name + "': " + std::string(c.note);
       // Notes of identical layers say the same thing; keep the first per distinct note text.
       const bool dup = std::any_of(m.assumptions.begin(), m.assumptions.end(),
                                    [&](const std::string& a) {
-                                     return a.ends_with(": " + c.note);
+                                     return a.ends_with(": " + std::string(c.note));
                                    });
       if (!dup) m.assumptions.push_back(note);
     }

@@ -59,7 +59,7 @@ enum class WeightRole : uint8_t {
 };
 
 struct RecipeOptions {
-  std::optional<std::string> weights, activations, kv, state;  // as typed
+  std::optional<std::string> weights{}, activations{}, kv{}, state{};  // as typed
 };
 
 struct Recipe {
