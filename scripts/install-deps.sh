@@ -8,7 +8,9 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
 )
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev python3
+  # clang 19 for the libFuzzer targets (fuzz/): clang 14 cannot use libstdc++ 12's std::expected.
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev clang-19
+             libclang-rt-19-dev python3
              chromium)  # headless Chromium: the HTML report test
 fi
 missing=()

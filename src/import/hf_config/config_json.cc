@@ -115,7 +115,16 @@ Error ConfigObject::FieldError(std::string_view key, const std::string& why) con
 Result<std::optional<int64_t>> ConfigObject::Int(std::string_view key) const {
   const auto v = Last(key);
   if (!v || v->type() == element_type::NULL_VALUE) return std::nullopt;
-  if (auto i = AsInt(*v)) return *i;
+  if (auto i = AsInt(*v)) {
+    // Every integer opscope reads is a size or a count that the step graph multiplies
+    // (2 · heads · head_dim, ...): bounding each keeps those products far from overflow.
+    if (*i > kMaxConfigInt) {
+      return std::unexpected(FieldError(key, std::to_string(*i) + " is larger than " +
+                                                 std::to_string(kMaxConfigInt) +
+                                                 ", the most opscope accepts for a size or count"));
+    }
+    return *i;
+  }
   return std::unexpected(FieldError(key, "expected an integer, got " + Describe(*v)));
 }
 

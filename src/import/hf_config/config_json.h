@@ -20,6 +20,9 @@ namespace opscope::import::hf {
 // Replaces bare Infinity, -Infinity and NaN outside strings with null. Exposed for tests.
 std::string SanitizeNonFiniteLiterals(std::string_view text);
 
+// The largest integer a config field may hold: 2^24 (vocabularies are ~2^18, hidden sizes ~2^14).
+inline constexpr int64_t kMaxConfigInt = int64_t{1} << 24;
+
 // One JSON object of a config (the root, or a nested one such as text_config).
 class ConfigObject {
  public:
@@ -32,7 +35,8 @@ class ConfigObject {
   Presence Find(std::string_view key) const;
   bool HasValue(std::string_view key) const { return Find(key) == Presence::kValue; }
 
-  // Absent or null give std::nullopt; a value of the wrong type is an error naming the field.
+  // Absent or null give std::nullopt; a value of the wrong type is an error naming the field,
+  // and so is an integer above kMaxConfigInt (real sizes and counts are far below it).
   Result<std::optional<int64_t>> Int(std::string_view key) const;
   Result<std::optional<double>> Number(std::string_view key) const;
   Result<std::optional<bool>> Bool(std::string_view key) const;

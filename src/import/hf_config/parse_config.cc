@@ -55,6 +55,19 @@ class Reader {
     return **v;
   }
 
+  // num_hidden_layers: required, and bounded, since it sizes the layer list and the step graph
+  // (a hostile config must not allocate or build per claimed layer; Llama 3.1 405B has 126,
+  // and 1024 layers already take about a second to cost).
+  Result<int64_t> Layers() const {
+    auto layers = Required("num_hidden_layers");
+    if (layers && *layers > kMaxLayers) {
+      return Fail("num_hidden_layers", "must be at most " + std::to_string(kMaxLayers) +
+                                           ", got " + std::to_string(*layers));
+    }
+    return layers;
+  }
+  static constexpr int64_t kMaxLayers = 1024;
+
   // A non-negative integer (0 allowed), default when absent or null.
   Result<int64_t> CountOr(std::string_view key, int64_t fallback) const {
     auto v = o_.Int(key);
@@ -358,7 +371,7 @@ Result<void> ReadGqaFamily(const Reader& r, ModelSpec& spec) {
   }
   spec.attn.qk_norm = t == "qwen3" || t == "qwen3_moe";
 
-  OPSCOPE_TRY(layers, r.Required("num_hidden_layers"));
+  OPSCOPE_TRY(layers, r.Layers());
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
 
   int64_t window = 0;
@@ -424,7 +437,7 @@ Result<void> ReadQwenHybrid(const Reader& r, ModelSpec& spec, bool moe) {
   }
   spec.gdn = GdnSpec{kh, vh, kd, vd, kernel};
 
-  OPSCOPE_TRY(layers, r.Required("num_hidden_layers"));
+  OPSCOPE_TRY(layers, r.Layers());
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
   OPSCOPE_TRY(types, ReadLayerTypes(r, layers));
   if (types.empty()) {
@@ -474,7 +487,7 @@ Result<void> ReadDeepseek(const Reader& r, ModelSpec& spec) {
   spec.mla.qk_rope_head_dim = rope;
   spec.mla.v_head_dim = v;
 
-  OPSCOPE_TRY(layers, r.Required("num_hidden_layers"));
+  OPSCOPE_TRY(layers, r.Layers());
   OPSCOPE_TRY(first_dense, r.CountOr("first_k_dense_replace", 3));  // DeepseekV3Config: 3
   OPSCOPE_TRY(freq, r.IntOr("moe_layer_freq", 1));                  // remote code: 1
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kMla, 0, Ffn::kDense});
@@ -508,7 +521,7 @@ Result<void> ReadGptOss(const Reader& r, ModelSpec& spec) {
   OPSCOPE_TRY(bias, r.BoolOr("attention_bias", true));
   spec.attn.qkv_bias = spec.attn.o_bias = bias;
   spec.attn.sinks = true;  // GptOssAttention.sinks
-  OPSCOPE_TRY(layers, r.Required("num_hidden_layers"));
+  OPSCOPE_TRY(layers, r.Layers());
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kMoe});
   OPSCOPE_TRY(window, r.WindowOr("sliding_window", 128));
   OPSCOPE_TRY(types, ReadLayerTypes(r, layers));
@@ -539,7 +552,7 @@ Result<void> ReadGemma(const Reader& r, const ConfigObject& root, ModelSpec& spe
   spec.attn.qkv_bias = spec.attn.o_bias = bias;
   spec.attn.qk_norm = gemma3;  // Gemma3Attention.q_norm / k_norm
   spec.sandwich_norms = true;
-  OPSCOPE_TRY(layers, r.Required("num_hidden_layers"));
+  OPSCOPE_TRY(layers, r.Layers());
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
   OPSCOPE_TRY(window, r.WindowOr("sliding_window", 4096));
   OPSCOPE_TRY(types, ReadLayerTypes(r, layers));
@@ -592,7 +605,7 @@ Result<void> ReadMamba2(const Reader& r, ModelSpec& spec) {
                                    " differs from expand·hidden_size = " +
                                    std::to_string(expand * spec.hidden));
   }
-  OPSCOPE_TRY(layers, r.Required("num_hidden_layers"));
+  OPSCOPE_TRY(layers, r.Layers());
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kMamba2, 0, Ffn::kNone});
   return {};
 }
@@ -608,6 +621,11 @@ Result<void> ReadNemotronH(const Reader& r, ModelSpec& spec) {
   if (pattern.empty()) {
     return MakeError(r.object().origin() + ": missing field 'hybrid_override_pattern' " +
                      "(required for model_type 'nemotron_h')");
+  }
+  if (static_cast<int64_t>(pattern.size()) > Reader::kMaxLayers) {
+    return r.Fail("hybrid_override_pattern", "has " + std::to_string(pattern.size()) +
+                                                 " layers, more than " +
+                                                 std::to_string(Reader::kMaxLayers));
   }
   auto layers_field = r.object().Int("num_hidden_layers");
   if (!layers_field) return std::unexpected(layers_field.error());

@@ -15,6 +15,7 @@
 #include "import/onnx/onnx_reader.h"
 #include "import/onnx/onnx_shapes.h"
 #include "support/checked_math.h"
+#include "support/utf8.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
@@ -122,10 +123,13 @@ class Importer {
   Info Merge(const std::string& node, std::optional<Info> mine, std::optional<Info> theirs);
 
   ir::TensorId NewTensor(const std::string& name, Info info, ir::Role role, std::string why = {});
+  static std::string Uniquify(const std::string& name, std::unordered_set<std::string>& used,
+                              std::unordered_map<std::string, int64_t>& next);
   std::string UniqueTensorName(const std::string& name);
   std::string UniqueNodeName(const std::string& name);
   ir::TensorId Use(const Entry& e);
 
+  Result<void> CheckUtf8();
   Result<void> ImportGraph(const onnx::GraphProto& gp, Scope& scope, const Ctx& ctx,
                            bool main_graph);
   Result<void> ImportNode(const onnx::NodeProto& n, size_t index, Scope& scope,
@@ -159,6 +163,7 @@ class Importer {
   std::vector<std::string> why_;        // why a tensor's shape is unknown (parallel)
   std::vector<Pending> pending_;
   std::unordered_set<std::string> node_names_, tensor_names_;
+  std::unordered_map<std::string, int64_t> node_suffix_, tensor_suffix_;
 };
 
 // ---- Setup ------------------------------------------------------------------------------
@@ -317,20 +322,58 @@ Info Importer::Merge(const std::string& node, std::optional<Info> mine, std::opt
   return out;
 }
 
+// Protobuf does not check proto2 strings, and every name reaches the JSON report, which must
+// be valid UTF-8: reject a name (tensor, node, op, dim, string attribute) that is not.
+Result<void> Importer::CheckUtf8() {
+  auto bad = [&](const std::string& what, const std::string& text) {
+    return Bad(what + " '" + EscapeBytes(text) + "' is not valid UTF-8");
+  };
+  for (const ir::Tensor& t : g_.tensors) {
+    if (!IsValidUtf8(t.name)) return bad("tensor name", t.name);
+  }
+  for (const ir::Node& n : g_.nodes) {
+    if (!IsValidUtf8(n.name)) return bad("node name", n.name);
+    if (!IsValidUtf8(n.source_op)) return bad("node '" + EscapeBytes(n.name) + "': op", n.source_op);
+    for (const auto& [key, value] : n.attrs) {
+      if (!IsValidUtf8(key)) return bad("node '" + n.name + "': attribute name", key);
+      const auto* text = std::get_if<std::string>(&value);
+      if (text != nullptr && !IsValidUtf8(*text)) {
+        return bad("node '" + n.name + "': attribute '" + key + "'", *text);
+      }
+    }
+  }
+  for (size_t i = 0; i < g_.symbols.size(); ++i) {
+    const std::string& s = g_.symbols.Name(static_cast<expr::SymbolId>(i));
+    if (!IsValidUtf8(s)) return bad("dim", s);
+  }
+  for (const std::string& a : g_.assumptions) {
+    if (!IsValidUtf8(a)) return bad("name in", a);
+  }
+  if (!IsValidUtf8(g_.name)) return bad("file name", g_.name);
+  return {};
+}
+
 // ---- Tensors and nodes ------------------------------------------------------------------
 
-std::string Importer::UniqueTensorName(const std::string& name) {
-  std::string n = name;
-  for (int k = 2; tensor_names_.contains(n); ++k) n = name + "#" + std::to_string(k);
-  tensor_names_.insert(n);
+// "name", then "name#2", "name#3", ...; the next suffix per name is remembered, so a file with
+// n nodes of one name costs O(n), not O(n^2).
+std::string Importer::Uniquify(const std::string& name, std::unordered_set<std::string>& used,
+                               std::unordered_map<std::string, int64_t>& next) {
+  if (used.insert(name).second) return name;
+  int64_t& k = next.try_emplace(name, 2).first->second;
+  std::string n;
+  do {
+    n = name + "#" + std::to_string(k++);
+  } while (!used.insert(n).second);
   return n;
 }
 
+std::string Importer::UniqueTensorName(const std::string& name) {
+  return Uniquify(name, tensor_names_, tensor_suffix_);
+}
+
 std::string Importer::UniqueNodeName(const std::string& name) {
-  std::string n = name;
-  for (int k = 2; node_names_.contains(n); ++k) n = name + "#" + std::to_string(k);
-  node_names_.insert(n);
-  return n;
+  return Uniquify(name, node_names_, node_suffix_);
 }
 
 ir::TensorId Importer::NewTensor(const std::string& name, Info info, ir::Role role, std::string why) {
@@ -400,6 +443,7 @@ Result<void> Importer::ImportGraph(const onnx::GraphProto& gp, Scope& scope, con
 
   std::unordered_set<std::string> inits;
   for (const auto& t : gp.initializer()) {
+    if (scope.names.contains(t.name())) return Bad("initializer '" + t.name() + "' is defined twice");
     auto info = onnx_shapes::InfoFromTensor(t);
     if (!info) return Bad("initializer: " + info.error().message);
     pending_.push_back(Pending{ctx.prefix + t.name(), std::move(*info), -1});
@@ -418,6 +462,7 @@ Result<void> Importer::ImportGraph(const onnx::GraphProto& gp, Scope& scope, con
   if (main_graph) {
     for (const auto& vi : gp.input()) {
       if (inits.contains(vi.name())) continue;  // IR < 4: initializers listed as inputs
+      if (scope.names.contains(vi.name())) return Bad("graph input '" + vi.name() + "' is declared twice");
       auto info = InfoFromType(vi.type(), vi.name(), true);
       if (!info) return std::unexpected(info.error());
       std::string why;
@@ -428,7 +473,13 @@ Result<void> Importer::ImportGraph(const onnx::GraphProto& gp, Scope& scope, con
   }
   std::unordered_set<std::string> later;
   for (const auto& n : gp.node()) {
-    for (const auto& o : n.output()) later.insert(o);
+    for (const auto& o : n.output()) {
+      if (o.empty()) continue;  // an omitted optional output
+      if (!later.insert(o).second || scope.names.contains(o)) {
+        return Bad(NodeLabel(ctx.prefix + n.name(), n) + ": output '" + o +
+                   "' is already defined (ONNX names are assigned once)");
+      }
+    }
   }
   for (int i = 0; i < gp.node_size(); ++i) {
     if (auto ok = ImportNode(gp.node(i), static_cast<size_t>(i), scope, types, ctx, later); !ok) {
@@ -1114,6 +1165,7 @@ Result<ir::Graph> Importer::Run(onnx::ModelProto& model) {
   Scope root;
   if (auto ok = ImportGraph(model.graph(), root, Ctx{}, true); !ok) return std::unexpected(ok.error());
   Finalize();
+  if (auto ok = CheckUtf8(); !ok) return std::unexpected(ok.error());
   if (auto ok = ir::Validate(g_); !ok) return std::unexpected(Wrap(origin_, ok.error()));
   return std::move(g_);
 }

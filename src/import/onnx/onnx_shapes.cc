@@ -208,6 +208,13 @@ std::optional<std::vector<int64_t>> ConstDims(const Info& in) {
   return d;
 }
 
+// A float that holds a whole number small enough for exact int64 (the file may hold 1e30 or
+// inf, whose conversion would be undefined); else unknown.
+Dim WholeFloat(double x) {
+  if (!std::isfinite(x) || std::floor(x) != x || std::fabs(x) >= 9.0e15) return std::nullopt;
+  return C(static_cast<int64_t>(x));
+}
+
 // Elementwise evaluation of small tensors with numpy broadcasting. `f` maps one element of
 // each input to the output element (std::nullopt = unknown).
 template <typename F>
@@ -219,9 +226,18 @@ std::optional<std::vector<Dim>> EvalElementwise(const std::vector<const Info*>& 
     if (!c) return std::nullopt;
     od.push_back(*c);
   }
+  // Element count, checked: the dims come from the file and their product may overflow.
   int64_t n = 1;
-  for (int64_t d : od) n *= d;
-  if (n > kMaxValueElems) return std::nullopt;
+  for (int64_t d : od) {
+    if (d < 0) return std::nullopt;
+    if (d == 0) n = 0;
+  }
+  for (int64_t d : od) {
+    if (n == 0) break;
+    auto p = CheckedMulSigned(n, d);
+    if (!p || *p > kMaxValueElems) return std::nullopt;
+    n = *p;
+  }
   std::vector<std::vector<int64_t>> in_dims;
   for (const Info* in : ins) {
     if (!in->value) return std::nullopt;
@@ -589,7 +605,12 @@ Outs ReshapeRule(const NodeView& v) {
     target = *s->value;
   } else if (s != nullptr && s->rank_known && s->dims.size() == 1 && s->dims[0] &&
              s->dims[0]->IsConstant()) {
-    target.assign(static_cast<size_t>(s->dims[0]->constant()), std::nullopt);  // rank only
+    // Rank only. The rank comes from the file: bound it before it sizes the dims.
+    const int64_t rank = s->dims[0]->constant();
+    if (rank < 0 || rank > kMaxValueElems) {
+      return Fail("the target shape has " + std::to_string(rank) + " dims");
+    }
+    target.assign(static_cast<size_t>(rank), std::nullopt);
   } else {
     return Fail("the target shape is not known");
   }
@@ -1038,8 +1059,12 @@ Outs RangeRule(const NodeView& v) {
   Dim n;
   auto cs = Const(start), cl = Const(limit);
   if (cs && cl) {
-    const double count = std::ceil(static_cast<double>(*cl - *cs) / static_cast<double>(*cd));
-    n = C(std::max<int64_t>(static_cast<int64_t>(count), 0));
+    // ceil((limit - start) / delta) in exact, checked integers: the bounds come from the file.
+    const auto diff = CheckedSubSigned(*cl, *cs);
+    if (!diff || (*diff == INT64_MIN && *cd == -1)) return Fail("the range's length overflows 64 bits");
+    int64_t count = *diff / *cd;
+    if (*diff % *cd != 0 && (*diff < 0) == (*cd < 0)) ++count;
+    n = C(std::max<int64_t>(count, 0));
   } else if (*cd > 0) {
     n = DCeilDiv(DMax(DSub(limit, start), C(0)), C(*cd));
   } else {
@@ -1192,7 +1217,9 @@ Outs SpaceDepthRule(const NodeView& v, bool to_space) {
   if (xd.size() != 4) return Fail("input must be 4-D");
   const auto b = IntAttr(v.node, "blocksize");
   if (!b || *b <= 0) return Fail("has no blocksize");
-  const Dim bb = C(*b * *b), bs = C(*b);
+  const auto b2 = CheckedMulSigned(*b, *b);
+  if (!b2) return Fail("blocksize " + std::to_string(*b) + " squared overflows 64 bits");
+  const Dim bb = C(*b2), bs = C(*b);
   if (to_space) {
     return One(Ranked({xd[0], DDiv(xd[1], bb), DMul(xd[2], bs), DMul(xd[3], bs)}, (*x)->dtype));
   }
@@ -1256,7 +1283,10 @@ Outs MsGqaRule(const NodeView& v) {
   if (!heads || !kv || *heads <= 0 || *kv <= 0) return Fail("needs num_heads and kv_num_heads");
   Dim hidden = qd[2];
   if (In(v, 1) == nullptr) {  // packed QKV: hidden = (heads + 2·kv) · head
-    hidden = DMul(DDiv(qd[2], C(*heads + 2 * *kv)), C(*heads));
+    const auto kv2 = CheckedMulSigned(2, *kv);
+    const auto all = kv2 ? CheckedAddSigned(*heads, *kv2) : std::nullopt;
+    if (!all) return Fail("num_heads + 2 * kv_num_heads overflows 64 bits");
+    hidden = DMul(DDiv(qd[2], C(*all)), C(*heads));
   }
   std::vector<Info> outs{Ranked({qd[0], qd[1], hidden}, (*q)->dtype)};
   for (int i = 1; i < v.node.output_size(); ++i) outs.push_back(Unknown());
@@ -1457,12 +1487,12 @@ Result<Info> InfoFromConstantNode(const onnx::NodeProto& n) {
     if (a.name() == "value_float") {
       Info i = Ranked({}, TensorProto::FLOAT);
       const double x = a.f();
-      i.value = std::vector<Dim>{std::floor(x) == x ? Dim(C(static_cast<int64_t>(x))) : std::nullopt};
+      i.value = std::vector<Dim>{WholeFloat(x)};
       return i;
     }
     if (a.name() == "value_floats") {
       std::vector<Dim> v;
-      for (float x : a.floats()) v.push_back(std::floor(x) == x ? Dim(C(static_cast<int64_t>(x))) : std::nullopt);
+      for (float x : a.floats()) v.push_back(WholeFloat(x));
       return ConstVector(v, TensorProto::FLOAT);
     }
     if (a.name() == "sparse_value") return MakeError("sparse constants are not supported");
