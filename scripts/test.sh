@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests need, builds opscope with its tests (Release, warnings as errors),
-# and runs the whole suite under CTest. This is the README's test command and what CI runs.
+# runs the whole suite under CTest, then the sanitizer stage: the suite again under
+# AddressSanitizer + UndefinedBehaviorSanitizer and each libFuzzer target for 30 s
+# (scripts/sanitize.sh). This is the README's test command and what CI runs (about 30 minutes
+# on 2 cores from a clean checkout).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --test
@@ -8,3 +11,4 @@ jobs=${OPSCOPE_JOBS:-2}
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPSCOPE_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 ctest --test-dir build -j "$jobs" --output-on-failure --timeout 300
+scripts/sanitize.sh "${OPSCOPE_FUZZ_SECONDS:-30}"
