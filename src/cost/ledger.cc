@@ -11,6 +11,69 @@
 #include "support/huge_pages.h"
 
 namespace opscope::cost {
+
+Result<void> ResolveTensor(const ir::Graph& g, const ir::Tensor& t, const expr::Bindings& b,
+                           std::span<int64_t> dims, ResolvedTensor& r) {
+  using Status = ResolvedTensor::Status;
+  r = ResolvedTensor{};
+  r.role = t.role;
+  r.format = t.format;
+  r.dims = dims;
+  bool concrete = true;
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    concrete = concrete && t.shape[d].IsConstant();
+    auto v = t.shape[d].Eval(b);
+    if (!v) {
+      if (v.error().kind == expr::EvalError::Kind::kUnbound) {
+        if (r.status == Status::kOk) {
+          r.status = Status::kUnbound;
+          r.unbound = v.error().symbol;
+        }
+        continue;
+      }
+      return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " ('" +
+                       t.shape[d].ToString(g.symbols) + "'): " + v.error().Message(g.symbols));
+    }
+    if (*v < 0) {
+      return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " ('" +
+                       t.shape[d].ToString(g.symbols) + "') is negative (" +
+                       std::to_string(*v) + ")");
+    }
+    dims[d] = *v;
+  }
+  if (r.status != Status::kOk) return {};
+  uint64_t elems = 1;
+  for (int64_t d : r.dims) {
+    auto e = CheckedMul(elems, static_cast<uint64_t>(d));
+    if (!e) return MakeError("tensor '" + t.name + "': element count overflows 64 bits");
+    elems = *e;
+  }
+  r.elems = elems;
+  const format::FormatInfo& info = format::Info(t.format);
+  if (info.block == 1 && info.tensor_bytes == 0 && info.bits % 8 == 0) {
+    // Plain element types (the common case): elements · element bytes.
+    auto plain = CheckedMul(elems, static_cast<uint64_t>(info.bits / 8));
+    if (!plain) return MakeError("tensor '" + t.name + "': byte size overflows 64 bits");
+    r.bytes = *plain;
+    return {};
+  }
+  auto bytes = format::TensorBytes(t.format, r.dims);
+  if (!bytes) {
+    if (bytes.error() == format::SizeError::kBlockMismatch) {
+      if (concrete) {
+        return MakeError("tensor '" + t.name + "': last dim " + std::to_string(r.Last()) +
+                         " is not a multiple of " + std::string(format::FormatName(t.format)) +
+                         "'s " + std::to_string(info.block) + "-element block");
+      }
+      r.status = Status::kBlockMismatch;
+      return {};
+    }
+    return MakeError("tensor '" + t.name + "': byte size overflows 64 bits");
+  }
+  r.bytes = *bytes;
+  return {};
+}
+
 namespace {
 
 using Status = ResolvedTensor::Status;
@@ -45,8 +108,7 @@ Result<expr::Bindings> Bind(const ir::Graph& g, const Workload& workload,
   return b;
 }
 
-// Evaluates every tensor's shape and byte size under `b`. Bad input (negative, inexact or
-// overflowing dims; block mismatches on concrete shapes) is an error naming the tensor.
+// Evaluates every tensor's shape and byte size under `b` (see ResolveTensor).
 Result<void> Resolve(const ir::Graph& g, const expr::Bindings& b,
                      std::vector<int64_t>& storage, std::vector<ResolvedTensor>& out) {
   size_t total_dims = 0;
@@ -57,64 +119,11 @@ Result<void> Resolve(const ir::Graph& g, const expr::Bindings& b,
   out.resize(g.tensors.size());
   size_t offset = 0;
   for (size_t i = 0; i < g.tensors.size(); ++i) {
-    const ir::Tensor& t = g.tensors[i];
-    ResolvedTensor& r = out[i];
-    r.role = t.role;
-    r.format = t.format;
-    r.dims = std::span<const int64_t>(storage.data() + offset, t.shape.size());
-    bool concrete = true;
-    for (size_t d = 0; d < t.shape.size(); ++d) {
-      concrete = concrete && t.shape[d].IsConstant();
-      auto v = t.shape[d].Eval(b);
-      if (!v) {
-        if (v.error().kind == expr::EvalError::Kind::kUnbound) {
-          if (r.status == Status::kOk) {
-            r.status = Status::kUnbound;
-            r.unbound = v.error().symbol;
-          }
-          continue;
-        }
-        return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " ('" +
-                         t.shape[d].ToString(g.symbols) + "'): " + v.error().Message(g.symbols));
-      }
-      if (*v < 0) {
-        return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " ('" +
-                         t.shape[d].ToString(g.symbols) + "') is negative (" +
-                         std::to_string(*v) + ")");
-      }
-      storage[offset + d] = *v;
-    }
-    offset += t.shape.size();
-    if (r.status != Status::kOk) continue;
-    uint64_t elems = 1;
-    for (int64_t d : r.dims) {
-      auto e = CheckedMul(elems, static_cast<uint64_t>(d));
-      if (!e) return MakeError("tensor '" + t.name + "': element count overflows 64 bits");
-      elems = *e;
-    }
-    r.elems = elems;
-    const format::FormatInfo& info = format::Info(t.format);
-    if (info.block == 1 && info.tensor_bytes == 0 && info.bits % 8 == 0) {
-      // Plain element types (the common case): elements · element bytes.
-      auto plain = CheckedMul(elems, static_cast<uint64_t>(info.bits / 8));
-      if (!plain) return MakeError("tensor '" + t.name + "': byte size overflows 64 bits");
-      r.bytes = *plain;
-      continue;
-    }
-    auto bytes = format::TensorBytes(t.format, r.dims);
-    if (!bytes) {
-      if (bytes.error() == format::SizeError::kBlockMismatch) {
-        const std::string why = "tensor '" + t.name + "': last dim " +
-                                std::to_string(r.Last()) + " is not a multiple of " +
-                                std::string(format::FormatName(t.format)) + "'s " +
-                                std::to_string(format::Info(t.format).block) + "-element block";
-        if (concrete) return MakeError(why);
-        r.status = Status::kBlockMismatch;
-        continue;
-      }
-      return MakeError("tensor '" + t.name + "': byte size overflows 64 bits");
-    }
-    r.bytes = *bytes;
+    const size_t rank = g.tensors[i].shape.size();
+    auto ok = ResolveTensor(g, g.tensors[i], b, std::span<int64_t>(storage.data() + offset, rank),
+                            out[i]);
+    if (!ok) return ok;
+    offset += rank;
   }
   return {};
 }

@@ -7,6 +7,7 @@
 
 #include "format/format.h"
 #include "ir/graph.h"
+#include "support/error.h"
 
 namespace opscope::cost {
 
@@ -32,5 +33,13 @@ struct ResolvedTensor {
   uint64_t Rows() const { return Last() == 0 ? 0 : elems / Last(); }
   bool IsWeight() const { return role == ir::Role::kWeight || role == ir::Role::kConstant; }
 };
+
+// Evaluates one tensor's dims into `dims` (its rank long) and its exact byte size under `b`.
+// An unbound symbol or a block mismatch that appears only after binding marks the tensor
+// (the nodes using it are not costed); negative, inexact or overflowing dims and block
+// mismatches on concrete shapes are errors naming the tensor. Shared by the ledger and the
+// sweep's per-node evaluator.
+Result<void> ResolveTensor(const ir::Graph& g, const ir::Tensor& t, const expr::Bindings& b,
+                           std::span<int64_t> dims, ResolvedTensor& r);
 
 }  // namespace opscope::cost

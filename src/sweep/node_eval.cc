@@ -33,53 +33,10 @@ NodeEvaluator::NodeEvaluator(const ir::Graph& graph, size_t node) : graph_(graph
 
 Result<void> NodeEvaluator::Resolve(const expr::Bindings& b) {
   for (size_t i = 0; i < tensors_.size(); ++i) {
-    const ir::Tensor& t = graph_.tensors[tensors_[i]];
-    cost::ResolvedTensor& r = resolved_[i];
-    r = cost::ResolvedTensor{};
-    r.role = t.role;
-    r.format = t.format;
-    bool concrete = true;
-    for (size_t d = 0; d < t.shape.size(); ++d) {
-      concrete = concrete && t.shape[d].IsConstant();
-      auto v = t.shape[d].Eval(b);
-      if (!v) {
-        if (v.error().kind == expr::EvalError::Kind::kUnbound) {
-          if (r.status == Status::kOk) {
-            r.status = Status::kUnbound;
-            r.unbound = v.error().symbol;
-          }
-          continue;
-        }
-        return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + ": " +
-                         v.error().Message(graph_.symbols));
-      }
-      if (*v < 0) {
-        return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " is negative (" +
-                         std::to_string(*v) + ")");
-      }
-      dims_[i][d] = *v;
-    }
-    r.dims = std::span<const int64_t>(dims_[i].data(), dims_[i].size());
-    if (r.status != Status::kOk) continue;
-    uint64_t elems = 1;
-    for (int64_t d : r.dims) {
-      auto e = CheckedMul(elems, static_cast<uint64_t>(d));
-      if (!e) return MakeError("tensor '" + t.name + "': element count overflows 64 bits");
-      elems = *e;
-    }
-    r.elems = elems;
-    auto bytes = format::TensorBytes(t.format, r.dims);
-    if (!bytes) {
-      if (bytes.error() == format::SizeError::kBlockMismatch) {
-        if (concrete) {
-          return MakeError("tensor '" + t.name + "': last dim is not a multiple of its block");
-        }
-        r.status = Status::kBlockMismatch;
-        continue;
-      }
-      return MakeError("tensor '" + t.name + "': byte size overflows 64 bits");
-    }
-    r.bytes = *bytes;
+    auto ok = cost::ResolveTensor(graph_, graph_.tensors[tensors_[i]], b,
+                                  std::span<int64_t>(dims_[i].data(), dims_[i].size()),
+                                  resolved_[i]);
+    if (!ok) return ok;
   }
   return {};
 }
