@@ -493,6 +493,23 @@ o("utf8_invalid_op_type", model(MATMUL.replace('"MatMul"', '"Mat\\377Mul"'), [vi
 o("utf8_invalid_dim_param", model(MATMUL, [vi("a", ["b\\377", 3]), vi("b", [3, 4])], [vi("c", [2, 4])]),
   "is not valid UTF-8")
 o("empty_node_name_ok", model(MATMUL.replace('name: "mm" ', ''), [vi("a", [2, 3]), vi("b", [3, 4])], [vi("c", [2, 4])]), "", exit_code=0)
+CONV = ('node { name: "conv" op_type: "Conv" input: "x" input: "w" output: "y" '
+        'attribute { name: "strides" type: INTS ints: %s ints: 1 } }')
+o("conv_stride_zero", model(CONV % "0", [vi("x", [1, 3, 8, 8]), vi("w", [4, 3, 3, 3])], [vi("y", [1, 4, "h", "v"])]),
+  "node 'conv' (Conv): attribute 'strides' holds 0 (must be positive)")
+o("conv_stride_negative", model(CONV % "-2", [vi("x", [1, 3, 8, 8]), vi("w", [4, 3, 3, 3])], [vi("y", [1, 4, "h", "v"])]),
+  "node 'conv' (Conv): attribute 'strides' holds -2 (must be positive)")
+o("pool_kernel_zero_in_subgraph", model(
+    'node { name: "if" op_type: "If" input: "c" output: "r" attribute { name: "then_branch" type: GRAPH g { name: "t" '
+    'node { name: "pool" op_type: "MaxPool" input: "x" output: "p" attribute { name: "kernel_shape" type: INTS ints: 0 ints: 0 } } '
+    'output { %s } } } attribute { name: "else_branch" type: GRAPH g { name: "e" node { op_type: "Identity" input: "x" output: "q" } output { %s } } } }'
+    % (vi("p", [1, 3, 8, 8]), vi("q", [1, 3, 8, 8])),
+    [vi("c", [], elem=9), vi("x", [1, 3, 8, 8])], [vi("r", [1, 3, 8, 8])]),
+  "node 'pool' (MaxPool): attribute 'kernel_shape' holds 0 (must be positive)")
+o("depth_to_space_blocksize_zero", model(
+    'node { name: "d2s" op_type: "DepthToSpace" input: "x" output: "y" attribute { name: "blocksize" type: INT i: 0 } }',
+    [vi("x", [1, 4, 2, 2])], [vi("y", [1, 1, 4, 4])]),
+  "node 'd2s' (DepthToSpace): attribute 'blocksize' holds 0 (must be positive)")
 # Nested subgraphs: If inside If ... 200 deep (protobuf's recursion limit is 100).
 inner = model(MATMUL, [vi("a", [2, 3]), vi("b", [3, 4])], [vi("c", [2, 4])])
 sub = 'name: "s" node { op_type: "Relu" input: "a" output: "r" } output { %s }' % vi("r", [2, 3])

@@ -130,6 +130,7 @@ class Importer {
   ir::TensorId Use(const Entry& e);
 
   Result<void> CheckUtf8();
+  Result<void> CheckDivisorAttrs(const onnx::GraphProto& g) const;
   Result<void> ImportGraph(const onnx::GraphProto& gp, Scope& scope, const Ctx& ctx,
                            bool main_graph);
   Result<void> ImportNode(const onnx::NodeProto& n, size_t index, Scope& scope,
@@ -350,6 +351,36 @@ Result<void> Importer::CheckUtf8() {
     if (!IsValidUtf8(a)) return bad("name in", a);
   }
   if (!IsValidUtf8(g_.name)) return bad("file name", g_.name);
+  return {};
+}
+
+// The ONNX library's shape inference divides by these attributes unchecked (Debian's libonnx:
+// convPoolShapeInference raises SIGFPE on strides 0), and a zero or negative value is not a
+// valid model anyway: checked first, in every subgraph (protobuf bounds the nesting depth).
+Result<void> Importer::CheckDivisorAttrs(const onnx::GraphProto& g) const {
+  for (const auto& n : g.node()) {
+    for (const auto& a : n.attribute()) {
+      const std::string& key = a.name();
+      const bool list = key == "strides" || key == "dilations" || key == "kernel_shape";
+      const bool scalar = key == "blocksize" || key == "group";
+      auto bad = [&](int64_t v) {
+        return Bad(NodeLabel(n.name().empty() ? n.op_type() : n.name(), n) + ": attribute '" +
+                   key + "' holds " + std::to_string(v) + " (must be positive)");
+      };
+      if (list) {
+        for (int64_t v : a.ints()) {
+          if (v <= 0) return bad(v);
+        }
+      }
+      if (scalar && a.has_i() && a.i() <= 0) return bad(a.i());
+      if (a.has_g()) {
+        if (auto ok = CheckDivisorAttrs(a.g()); !ok) return ok;
+      }
+      for (const auto& sub : a.graphs()) {
+        if (auto ok = CheckDivisorAttrs(sub); !ok) return ok;
+      }
+    }
+  }
   return {};
 }
 
@@ -1155,6 +1186,7 @@ Result<ir::Graph> Importer::Run(onnx::ModelProto& model) {
   for (const auto& [name, value] : bound_) {
     if (value < 0) return Bad("--dim " + name + "=" + std::to_string(value) + ": dims must be non-negative");
   }
+  if (auto ok = CheckDivisorAttrs(model.graph()); !ok) return std::unexpected(ok.error());
   CollectParams(model.graph(), true);
   if (library_inference_) {
     SubstituteBindings(*model.mutable_graph());
