@@ -510,6 +510,18 @@ o("depth_to_space_blocksize_zero", model(
     'node { name: "d2s" op_type: "DepthToSpace" input: "x" output: "y" attribute { name: "blocksize" type: INT i: 0 } }',
     [vi("x", [1, 4, 2, 2])], [vi("y", [1, 1, 4, 4])]),
   "node 'd2s' (DepthToSpace): attribute 'blocksize' holds 0 (must be positive)")
+def const_i64(name, out, values):
+    return ('node { name: "%s" op_type: "Constant" output: "%s" attribute { name: "value" type: TENSOR '
+            't { dims: %d data_type: 7 %s } } } ' % (name, out, len(values), " ".join("int64_data: %d" % v for v in values)))
+
+
+# Found by fuzz_onnx: the small-tensor evaluator read a second input a one-input Mul lacks.
+o("mul_one_input", model(const_i64("k", "a", [3, 4]) + 'node { name: "m" op_type: "Mul" input: "a" output: "c" }',
+  [], [vi("c", [2], elem=7)]), "", exit_code=0)
+o("div_int64_min_by_minus_one", model(const_i64("k1", "a", [-2**63]) + const_i64("k2", "b", [-1]) +
+  'node { name: "d" op_type: "Div" input: "a" input: "b" output: "c" }', [], [vi("c", [1], elem=7)]), "", exit_code=0)
+o("mod_int64_min_by_minus_one", model(const_i64("k1", "a", [-2**63]) + const_i64("k2", "b", [-1]) +
+  'node { name: "d" op_type: "Mod" input: "a" input: "b" output: "c" }', [], [vi("c", [1], elem=7)]), "", exit_code=0)
 # Nested subgraphs: If inside If ... 200 deep (protobuf's recursion limit is 100).
 inner = model(MATMUL, [vi("a", [2, 3]), vi("b", [3, 4])], [vi("c", [2, 4])])
 sub = 'name: "s" node { op_type: "Relu" input: "a" output: "r" } output { %s }' % vi("r", [2, 3])

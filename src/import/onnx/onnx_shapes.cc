@@ -286,7 +286,10 @@ std::optional<std::vector<Dim>> BinaryValue(const NodeView& v, const std::vector
     if (v.inputs[i] == nullptr || !v.inputs[i]->value) return std::nullopt;
     ins.push_back(v.inputs[i]);
   }
-  if (ins.empty()) return std::nullopt;
+  // A malformed node may have fewer inputs than its op takes: only the variadic ones read a[0]
+  // alone; every other op reads a[1].
+  const bool variadic = op == "Add" || op == "Sum" || op == "Max" || op == "Min";
+  if (ins.empty() || (!variadic && ins.size() < 2)) return std::nullopt;
   const bool is_float = IsFloatType(dtype);
   const expr::SymbolTable& sym = *v.symbols;
   return EvalElementwise(ins, out_dims, [&](const std::vector<Dim>& a) -> Dim {
@@ -308,7 +311,7 @@ std::optional<std::vector<Dim>> BinaryValue(const NodeView& v, const std::vector
     if (op == "Div") {
       auto x = Const(a[0]), y = Const(a[1]);
       if (x && y) {
-        if (*y == 0) return std::nullopt;
+        if (*y == 0 || (*y == -1 && *x == INT64_MIN)) return std::nullopt;  // traps
         if (is_float && *x % *y != 0) return std::nullopt;  // a non-integral float
         return C(TruncDiv(*x, *y));
       }
@@ -316,7 +319,7 @@ std::optional<std::vector<Dim>> BinaryValue(const NodeView& v, const std::vector
     }
     if (op == "Mod") {
       auto x = Const(a[0]), y = Const(a[1]);
-      if (!x || !y || *y == 0) return std::nullopt;
+      if (!x || !y || *y == 0 || (*y == -1 && *x == INT64_MIN)) return std::nullopt;
       int64_t r = *x % *y;
       if (IntAttr(v.node, "fmod").value_or(0) == 0 && r != 0 && ((r < 0) != (*y < 0))) r += *y;
       return C(r);
