@@ -522,6 +522,17 @@ o("div_int64_min_by_minus_one", model(const_i64("k1", "a", [-2**63]) + const_i64
   'node { name: "d" op_type: "Div" input: "a" input: "b" output: "c" }', [], [vi("c", [1], elem=7)]), "", exit_code=0)
 o("mod_int64_min_by_minus_one", model(const_i64("k1", "a", [-2**63]) + const_i64("k2", "b", [-1]) +
   'node { name: "d" op_type: "Mod" input: "a" input: "b" output: "c" }', [], [vi("c", [1], elem=7)]), "", exit_code=0)
+# Inputs libFuzzer found (fuzz_onnx artifacts, kept verbatim; the script does not rewrite them).
+def found(rel, exit_code, fragment, args=""):
+    assert os.path.exists(os.path.join(HERE, rel)), rel
+    cases.append((rel, exit_code, fragment, args))
+
+
+found("onnx/fuzz_conv_stride_zero.onnx", 2,
+      "node '/layer3/layer3.4/conv2/Conv' (Conv): attribute 'strides' holds 0 (must be positive)")  # was SIGFPE in libonnx
+found("onnx/fuzz_mul_one_input.onnx", 2,
+      "node '/gn/Add' (Add): input '/gn/Mul_output_0' is not a graph input")  # was heap-buffer-overflow
+found("onnx/fuzz_broadcast_value_mismatch.onnx", 0, "")  # was a read past a constant's values
 # Nested subgraphs: If inside If ... 200 deep (protobuf's recursion limit is 100).
 inner = model(MATMUL, [vi("a", [2, 3]), vi("b", [3, 4])], [vi("c", [2, 4])])
 sub = 'name: "s" node { op_type: "Relu" input: "a" output: "r" } output { %s }' % vi("r", [2, 3])
