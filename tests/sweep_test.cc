@@ -163,6 +163,41 @@ TEST(StepPlan, DenseLayersCompileToClosedFormsAndRepeatOnce) {
   EXPECT_EQ(s.rule_per_point, 1u);  // select_last_tokens: min(rows, whole input)
 }
 
+// A block of points costs each point as a point alone does (and so as the full analysis):
+// blocks that vary ctx (decode sweeps), rows per sequence (prefill sweeps), or both.
+TEST(StepPlan, BlocksEqualSinglePoints) {
+  for (const char* preset : {"llama-2-7b-hf", "deepseek-v3", "gemma-2-9b-it", "gpt-oss-20b",
+                             "qwen3-next-80b-a3b-thinking"}) {
+    Model m = Load(preset);
+    const device::Device device = *device::ResolveDevice("h100-sxm");
+    auto plan = StepPlan::Compile(m.step.graph);
+    ASSERT_TRUE(plan) << plan.error().message;
+    auto single = StepPlan::Compile(m.step.graph);  // fresh memo and fold caches
+    ASSERT_TRUE(single);
+    std::vector<std::vector<Point>> blocks(3);
+    for (int64_t i = 0; i < int64_t{StepPlan::kBlock}; ++i) {
+      blocks[0].push_back({4, 4, 100 + 67 * i});            // decode, ctx varies
+      blocks[1].push_back({3 * (1 + 97 * i), 3, 0});        // prefill, rows per sequence vary
+      blocks[2].push_back({2 + i, 2 + i, 4000 - 31 * i});   // everything varies
+    }
+    for (const std::vector<Point>& block : blocks) {
+      std::vector<std::optional<StepTiming>> out(block.size());
+      ASSERT_TRUE((*plan)->TimeBlock(block, device, out));
+      for (size_t i = 0; i < block.size(); ++i) {
+        auto t = (*single)->Time(block[i], device);
+        ASSERT_TRUE(t && out[i].has_value() && t->has_value()) << preset << " lane " << i;
+        EXPECT_EQ(out[i]->time_s, (*t)->time_s) << preset << " lane " << i;
+        EXPECT_EQ(out[i]->compute_bound, (*t)->compute_bound) << preset << " lane " << i;
+      }
+      // And one lane against the full analysis directly.
+      const Point& p = block[37];
+      auto full = llm::AnalyzeStep(m.step, {{{"n", p.n}, {"seqs", p.seqs}, {"ctx", p.ctx}}}, device);
+      ASSERT_TRUE(full) << full.error().message;
+      EXPECT_EQ(out[37]->time_s, full->analysis.totals.time_s) << preset;
+    }
+  }
+}
+
 // ---- The runner equals llm::RunRequest ----------------------------------------------------
 
 TEST(RunSweep, RowsEqualRunRequest) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 namespace opscope::sweep {
@@ -136,6 +137,7 @@ Result<void> StepPlan::Build() {
   time_.assign(distinct_.size() * kBlock, 0);
   is_memory_.assign(distinct_.size() * kBlock, 0);
   is_compute_.assign(distinct_.size() * kBlock, 0);
+  constant_.assign(distinct_.size(), 0);
   return {};
 }
 
@@ -175,17 +177,24 @@ namespace {
 
 // total[i] += time[k][i] for every k of `order`, in order: each lane is the same sequence of
 // IEEE additions as a scalar loop (no reassociation), vectorized across the block's points in
-// chunks that stay in registers; an AVX2 clone where the CPU has it.
+// chunks of 32 lanes held in eight 4-wide accumulators (enough independent chains to hide the
+// add latency); an AVX2 clone where the CPU has it.
+using Double4 = double __attribute__((vector_size(32)));
 __attribute__((target_clones("avx2", "default"))) void SumInGraphOrder(
     const uint32_t* order, size_t count, const double* time, double* total) {
-  constexpr size_t kBlock = StepPlan::kBlock, kChunk = 16;
+  constexpr size_t kBlock = StepPlan::kBlock, kChunk = 32, kVectors = kChunk / 4;
+  static_assert(kBlock % kChunk == 0);
   for (size_t c = 0; c < kBlock; c += kChunk) {
-    double acc[kChunk] = {};
+    Double4 acc[kVectors] = {};
     for (size_t j = 0; j < count; ++j) {
       const double* t = time + static_cast<size_t>(order[j]) * kBlock + c;
-      for (size_t i = 0; i < kChunk; ++i) acc[i] += t[i];
+      for (size_t v = 0; v < kVectors; ++v) {
+        Double4 x;
+        std::memcpy(&x, t + 4 * v, sizeof x);
+        acc[v] += x;
+      }
     }
-    for (size_t i = 0; i < kChunk; ++i) total[c + i] = acc[i];
+    std::memcpy(total + c, acc, sizeof acc);
   }
 }
 
@@ -217,10 +226,11 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
   const size_t count = points.size();
   assert(count <= kBlock && out.size() == count && "one block at a time");
   const size_t nd = distinct_.size();
-  std::array<bool, kBlock> valid;
+  // valid: the point is well formed (seqs divides n) and every node so far is costed there.
+  std::array<bool, kBlock> valid, well_formed;
   for (size_t i = 0; i < count; ++i) {
     const Point& p = points[i];
-    valid[i] = p.seqs > 0 && p.n >= 0 && p.n % p.seqs == 0;
+    well_formed[i] = valid[i] = p.seqs > 0 && p.n >= 0 && p.n % p.seqs == 0;
   }
   // The varying variable when every point shares seqs and one of (rows per sequence, ctx).
   enum class Vary { kNone, kT, kP } vary = Vary::kNone;
@@ -235,18 +245,40 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
     if (same_s && same_t) vary = Vary::kP;
     else if (same_s && same_p) vary = Vary::kT;
   }
-  std::array<NewtonBasis, kBlock> varying{NewtonBasis(1)};
-  std::array<int64_t, kBlock> v1s{}, v2s{};  // the basis in int64 when max1, max2 < 2^62
-  Int128 max1 = 0, max2 = 0;
+  // The varying variable x of each point as C(x−1, 1) and C(x−1, 2), in int64 where every
+  // |x| < 2^31 (the products then stay below 2^62), else in Int128 (varying_wide).
+  std::array<int64_t, kBlock> v1s{}, v2s{};
+  std::array<NewtonBasis, kBlock> varying_wide;
+  bool wide = false;
+  Int128 max1 = 0, max2 = 0;  // the largest |C(x−1, 1)|, |C(x−1, 2)| of the block
   if (vary != Vary::kNone) {
+    auto x_of = [&](const Point& p) { return vary == Vary::kP ? p.ctx : p.n / p.seqs; };
+    constexpr int64_t kNarrow = int64_t{1} << 31;
     for (size_t i = 0; i < count; ++i) {
-      varying[i] = NewtonBasis(vary == Vary::kP ? points[i].ctx : points[i].n / points[i].seqs);
-      const Int128 a1 = varying[i].v[1] < 0 ? -varying[i].v[1] : varying[i].v[1];
-      const Int128 a2 = varying[i].v[2] < 0 ? -varying[i].v[2] : varying[i].v[2];
-      max1 = std::max(max1, a1);
-      max2 = std::max(max2, a2);
-      v1s[i] = static_cast<int64_t>(varying[i].v[1]);
-      v2s[i] = static_cast<int64_t>(varying[i].v[2]);
+      const int64_t x = x_of(points[i]);
+      wide = wide || x <= -kNarrow || x >= kNarrow;
+    }
+    int64_t max1_64 = 0, max2_64 = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (wide) {
+        varying_wide[i] = NewtonBasis(x_of(points[i]));
+        const Int128 a1 = varying_wide[i].v[1] < 0 ? -varying_wide[i].v[1] : varying_wide[i].v[1];
+        const Int128 a2 = varying_wide[i].v[2] < 0 ? -varying_wide[i].v[2] : varying_wide[i].v[2];
+        max1 = std::max(max1, a1);
+        max2 = std::max(max2, a2);
+        v1s[i] = static_cast<int64_t>(varying_wide[i].v[1]);
+        v2s[i] = static_cast<int64_t>(varying_wide[i].v[2]);
+      } else {
+        const int64_t d = x_of(points[i]) - 1;
+        v1s[i] = d;
+        v2s[i] = d * (d - 1) / 2;  // |d| ≤ 2^31: no overflow; d(d−1) is even
+        max1_64 = std::max(max1_64, d < 0 ? -d : d);
+        max2_64 = std::max(max2_64, v2s[i] < 0 ? -v2s[i] : v2s[i]);
+      }
+    }
+    if (!wide) {
+      max1 = max1_64;
+      max2 = max2_64;
     }
   }
 
@@ -263,10 +295,19 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
     bool fast = false;  // the folded forms evaluate in int64 without overflow on this block
     std::array<int64_t, 6> e64{};
     if (d.closed && vary != Vary::kNone && count > 0) {
+      // The fold depends on the two fixed variables only: a sweep's consecutive blocks
+      // repeat it, so the last one is kept.
       const Point& p0 = points[0];
-      const NewtonBasis s(p0.seqs), t(p0.n / p0.seqs), c(p0.ctx);
-      d.bytes.Fold(s, t, c, vary == Vary::kP ? 2 : 1, fb.e);
-      d.flops.Fold(s, t, c, vary == Vary::kP ? 2 : 1, ff.e);
+      const int axis = vary == Vary::kP ? 2 : 1;
+      const std::array<int64_t, 3> key{axis, p0.seqs, axis == 2 ? p0.n / p0.seqs : p0.ctx};
+      if (key != d.fold_key) {
+        const NewtonBasis s(p0.seqs), t(p0.n / p0.seqs), c(p0.ctx);
+        d.bytes.Fold(s, t, c, axis, d.fold_bytes);
+        d.flops.Fold(s, t, c, axis, d.fold_flops);
+        d.fold_key = key;
+      }
+      std::copy(d.fold_bytes, d.fold_bytes + 3, fb.e);
+      std::copy(d.fold_flops, d.fold_flops + 3, ff.e);
       // Bound |e0| + |e1|·max|v1| + |e2|·max|v2| below 2^62 once for the block.
       constexpr Int128 kLimit = Int128(1) << 62;
       auto abs = [](Int128 x) { return x < 0 ? -x : x; };
@@ -281,23 +322,36 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
         e64[3 + j] = static_cast<int64_t>(ff.e[j]);
       }
     }
+    // A node whose cost does not change across the block (the varying variable is absent
+    // from its closed form, or it is a ctx-free rule node in a block that varies ctx only)
+    // is costed at the first point and its time copied to every lane: in a decode sweep over
+    // contexts that is every node but attention.
+    const bool constant =
+        vary != Vary::kNone &&
+        (d.closed ? fast && e64[1] == 0 && e64[2] == 0 && e64[4] == 0 && e64[5] == 0
+                  : vary == Vary::kP && !d.uses_ctx);
+    const size_t lanes = constant ? std::min<size_t>(count, 1) : count;
     if (fast) {
-      for (size_t i = 0; i < count; ++i) {
+      for (size_t i = 0; i < lanes; ++i) {
         bytes_of[i] = e64[0] + e64[1] * v1s[i] + e64[2] * v2s[i];
         flops_of[i] = e64[3] + e64[4] * v1s[i] + e64[5] * v2s[i];
       }
     }
     // Integers first (exact), then the roofline arithmetic in a loop the compiler vectorizes.
-    for (size_t i = 0; i < count; ++i) {
-      if (fast && valid[i] && bytes_of[i] >= 0 && flops_of[i] >= 0) continue;
+    // costed[i]: this node is costed at point i.
+    std::array<bool, kBlock> costed;
+    for (size_t i = 0; i < lanes; ++i) {
+      costed[i] = well_formed[i];
+      if (fast && costed[i] && bytes_of[i] >= 0 && flops_of[i] >= 0) continue;
       bytes_of[i] = flops_of[i] = 0;
-      if (!valid[i]) continue;
+      if (!costed[i]) continue;
       Int128 bytes = -1, flops = -1;
       if (d.closed) {
         if (vary != Vary::kNone) {
-          const NewtonBasis& v = varying[i];
-          bytes = fb.e[0] + fb.e[1] * v.v[1] + fb.e[2] * v.v[2];
-          flops = ff.e[0] + ff.e[1] * v.v[1] + ff.e[2] * v.v[2];
+          const Int128 v1 = wide ? varying_wide[i].v[1] : v1s[i];
+          const Int128 v2 = wide ? varying_wide[i].v[2] : v2s[i];
+          bytes = fb.e[0] + fb.e[1] * v1 + fb.e[2] * v2;
+          flops = ff.e[0] + ff.e[1] * v1 + ff.e[2] * v2;
         } else {
           const Point& p = points[i];
           const NewtonBasis s(p.seqs), t(p.n / p.seqs), c(p.ctx);
@@ -316,45 +370,73 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
       auto cost = RuleCost(d, points[i]);
       if (!cost) return std::unexpected(cost.error());
       if (!*cost || (*cost)->first > uint64_t{INT64_MAX} || (*cost)->second > uint64_t{INT64_MAX}) {
-        valid[i] = false;  // not costed here, or past 2^63: the full analysis takes the point
+        costed[i] = false;  // not costed here, or past 2^63: the full analysis takes the point
         continue;
       }
       bytes_of[i] = static_cast<int64_t>((*cost)->first);
       flops_of[i] = static_cast<int64_t>((*cost)->second);
     }
     if (peak_missing) {
-      for (size_t i = 0; i < count; ++i) {
-        if (flops_of[i] > 0) valid[i] = false;  // the full analysis names node and class
+      for (size_t i = 0; i < lanes; ++i) {
+        if (flops_of[i] > 0) costed[i] = false;  // the full analysis names node and class
       }
     }
-    NodeTimes(bytes_of.data(), flops_of.data(), count, bw, peak.value_or(0), peak.has_value(),
-              &time_[k * kBlock], &is_memory_[k * kBlock], &is_compute_[k * kBlock]);
+    if (constant) {
+      if (!costed[0]) valid.fill(false);
+    } else {
+      for (size_t i = 0; i < count; ++i) valid[i] = valid[i] && costed[i];
+    }
+    double* const time = &time_[k * kBlock];
+    double* const is_memory = &is_memory_[k * kBlock];
+    double* const is_compute = &is_compute_[k * kBlock];
+    NodeTimes(bytes_of.data(), flops_of.data(), lanes, bw, peak.value_or(0), peak.has_value(),
+              time, is_memory, is_compute);
+    constant_[k] = constant;
+    if (constant && count > 1) std::fill(time + 1, time + count, time[0]);
   }
   // The step time: node times summed in graph order, as roofline::Estimate sums them, so the
   // result is the same double.
   std::array<double, kBlock> total{};
   SumInGraphOrder(order_.data(), order_.size(), time_.data(), total.data());
+  // The bound: Σ over distinct nodes × multiplicity (the block-constant nodes' share once)
+  // differs from the graph-order sums by rounding only (relative 1e-12 at most here); only a
+  // near tie takes the exact sums.
+  double memory_constant = 0, compute_constant = 0;
+  for (size_t k = 0; k < nd; ++k) {
+    if (!constant_[k]) continue;
+    const double t = time_[k * kBlock] * multiplicity_[k];
+    memory_constant += t * is_memory_[k * kBlock];
+    compute_constant += t * is_compute_[k * kBlock];
+  }
+  std::array<double, kBlock> memory, compute;
+  memory.fill(memory_constant);
+  compute.fill(compute_constant);
+  for (size_t k = 0; k < nd; ++k) {
+    if (constant_[k]) continue;
+    const double m = multiplicity_[k];
+    const double* time = &time_[k * kBlock];
+    const double* is_memory = &is_memory_[k * kBlock];
+    const double* is_compute = &is_compute_[k * kBlock];
+    for (size_t i = 0; i < count; ++i) {
+      const double t = time[i] * m;
+      memory[i] += t * is_memory[i];
+      compute[i] += t * is_compute[i];
+    }
+  }
   for (size_t i = 0; i < count; ++i) {
     if (!valid[i]) {
       out[i] = std::nullopt;
       continue;
     }
-    // The bound: Σ over distinct nodes × multiplicity differs from the graph-order sums by
-    // rounding only (relative 1e-12 at most here); only a near tie takes the exact sums.
-    double memory = 0, compute = 0;
-    for (size_t k = 0; k < nd; ++k) {
-      const double t = time_[k * kBlock + i] * multiplicity_[k];
-      memory += t * is_memory_[k * kBlock + i];
-      compute += t * is_compute_[k * kBlock + i];
-    }
-    if (std::abs(compute - memory) <= 1e-9 * (compute + memory)) {
-      memory = compute = 0;
+    if (std::abs(compute[i] - memory[i]) <= 1e-9 * (compute[i] + memory[i])) {
+      memory[i] = compute[i] = 0;
       for (uint32_t k : order_) {
-        memory += time_[k * kBlock + i] * is_memory_[k * kBlock + i];
-        compute += time_[k * kBlock + i] * is_compute_[k * kBlock + i];
+        const size_t lane = constant_[k] ? 0 : i;
+        memory[i] += time_[k * kBlock + i] * is_memory_[k * kBlock + lane];
+        compute[i] += time_[k * kBlock + i] * is_compute_[k * kBlock + lane];
       }
     }
-    out[i] = StepTiming{total[i], compute > memory};
+    out[i] = StepTiming{total[i], compute[i] > memory[i]};
   }
   return {};
 }

@@ -17,6 +17,7 @@
 //    even the floating-point sum is the same, bit for bit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -79,6 +80,9 @@ class StepPlan {
     std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> memo;  // (n, seqs) -> bytes, flops
     uint64_t last_key = UINT64_MAX;  // the last memo hit (a sweep's inner loop repeats it)
     std::pair<uint64_t, uint64_t> last_value;
+    // The closed forms folded for the last block: (axis, seqs, the other fixed variable).
+    std::array<int64_t, 3> fold_key{-1, -1, -1};
+    Int128 fold_bytes[3] = {0, 0, 0}, fold_flops[3] = {0, 0, 0};
   };
 
   explicit StepPlan(const ir::Graph& graph) : graph_(graph) {}
@@ -93,7 +97,9 @@ class StepPlan {
   std::vector<double> multiplicity_;  // nodes per distinct entry
   PlanStats stats_;
   // Scratch per block, node-major: [distinct][kBlock].
+  // A block-constant node's is_memory_/is_compute_ hold lane 0 only; its time_ every lane.
   std::vector<double> time_, is_memory_, is_compute_;
+  std::vector<uint8_t> constant_;  // per distinct entry: constant over the current block
 };
 
 }  // namespace opscope::sweep
