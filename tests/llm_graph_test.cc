@@ -66,7 +66,7 @@ TEST(LlmGraph, EveryPresetBuildsValidatesAndCostsEveryNode) {
       EXPECT_EQ(r.analysis.totals.nodes_costed, r.analysis.totals.nodes);
       for (size_t i = 0; i < r.ledger.nodes.size(); ++i) {
         EXPECT_TRUE(r.ledger.nodes[i].costed)
-            << b.step.graph.nodes[i].name << ": " << r.ledger.nodes[i].reason;
+            << b.step.graph.nodes[i].name << ": " << r.ledger.Reason(i);
       }
       EXPECT_GT(r.analysis.totals.time_s, 0);
     }

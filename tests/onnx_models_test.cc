@@ -35,7 +35,7 @@ Result<Totals> Analyze(const std::string& file, const import::DimBindings& dims 
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     const auto& c = l->nodes[i];
     if (!c.costed) {
-      if (t.first_reason.empty()) t.first_reason = g->nodes[i].name + ": " + c.reason;
+      if (t.first_reason.empty()) t.first_reason = g->nodes[i].name + ": " + std::string(l->Reason(i));
       ++t.not_costed;
     }
     switch (ir::Family(g->nodes[i].op)) {
@@ -146,7 +146,7 @@ TEST(OnnxModels, IfWithRuntimeConditionIsListed) {
   for (size_t i = 0; i < g->nodes.size(); ++i) {
     if (g->nodes[i].op == ir::OpKind::kIf) {
       EXPECT_FALSE(l->nodes[i].costed);
-      EXPECT_NE(l->nodes[i].reason.find("condition 'cond'"), std::string::npos) << l->nodes[i].reason;
+      EXPECT_NE(l->Reason(i).find("condition 'cond'"), std::string::npos) << l->Reason(i);
     }
   }
 }

@@ -270,7 +270,9 @@ TEST(OnnxElementwise, BroadcastActivationsCompareWhere) {
   EXPECT_EQ(c.cost("where").flops, n);
   EXPECT_EQ(c.node("HardSwish").op, ir::OpKind::kHardSwish);
   EXPECT_EQ(c.cost("Erf").flops, n);
-  for (const auto& cost : c.ledger.nodes) EXPECT_TRUE(cost.costed) << cost.reason;
+  for (size_t i = 0; i < c.ledger.nodes.size(); ++i) {
+    EXPECT_TRUE(c.ledger.nodes[i].costed) << c.ledger.Reason(i);
+  }
 }
 
 TEST(OnnxElementwise, QuantizeDequantize) {
@@ -427,7 +429,9 @@ TEST(OnnxShapeEval, ShapeSubgraphSymbolicAndBound) {
   Costed bound = MustCost(ShapeSubgraphModel(), {{"batch", 2}, {"seq", 128}});
   EXPECT_EQ(bound.shape("y"), "2,128,4,16");
   EXPECT_EQ(bound.shape("pos"), "128");
-  for (const auto& cost : bound.ledger.nodes) EXPECT_TRUE(cost.costed) << cost.reason;
+  for (size_t i = 0; i < bound.ledger.nodes.size(); ++i) {
+    EXPECT_TRUE(bound.ledger.nodes[i].costed) << bound.ledger.Reason(i);
+  }
 }
 
 TEST(OnnxShapeEval, UnnamedDynamicDimIsInputColonAxis) {
@@ -512,7 +516,9 @@ TEST(OnnxControlFlow, ScanWithKnownLengthRepeatsItsBody) {
   EXPECT_EQ(c.cost("scan/body/acc").flops, 5u * 4);  // 4 adds per step, 5 steps
   EXPECT_EQ(c.shape("ys"), "5,4");
   EXPECT_EQ(c.shape("final"), "4");
-  for (const auto& cost : c.ledger.nodes) EXPECT_TRUE(cost.costed) << cost.reason;
+  for (size_t i = 0; i < c.ledger.nodes.size(); ++i) {
+    EXPECT_TRUE(c.ledger.nodes[i].costed) << c.ledger.Reason(i);
+  }
 }
 
 // ---- Unknown ops and weights ------------------------------------------------------------

@@ -12,6 +12,33 @@
 
 namespace opscope::cost {
 
+std::string_view NoteText(Note n) {
+  switch (n) {
+    case Note::kNone: return "";
+    case Note::kMlaAbsorbed: return "MLA absorbed form (attends in the latent space)";
+    case Note::kMlaExpanded: return "MLA expanded form (latent expanded to per-head K/V)";
+  }
+  return "";
+}
+
+std::string_view Ledger::Reason(size_t node) const {
+  // not_costed is in node order: binary search.
+  auto it = std::lower_bound(not_costed.begin(), not_costed.end(), node,
+                             [](const auto& entry, size_t n) { return entry.first < n; });
+  return it != not_costed.end() && it->first == node ? std::string_view(it->second)
+                                                     : std::string_view();
+}
+
+namespace {
+
+// The error for dim `d` of `t` that failed to evaluate (anything but an unbound symbol).
+Error DimError(const ir::Graph& g, const ir::Tensor& t, size_t d, const expr::EvalError& e) {
+  return Error{"tensor '" + t.name + "': dim " + std::to_string(d) + " ('" +
+               t.shape[d].ToString(g.symbols) + "'): " + e.Message(g.symbols)};
+}
+
+}  // namespace
+
 Result<void> ResolveTensor(const ir::Graph& g, const ir::Tensor& t, const expr::Bindings& b,
                            std::span<int64_t> dims, ResolvedTensor& r) {
   using Status = ResolvedTensor::Status;
@@ -19,35 +46,42 @@ Result<void> ResolveTensor(const ir::Graph& g, const ir::Tensor& t, const expr::
   r.role = t.role;
   r.format = t.format;
   r.dims = dims;
+  // One pass: evaluate each dim (constants need no evaluation: most dims of most graphs are
+  // constants) and multiply the element count as we go. A dim that fails to evaluate or is
+  // negative is an error at once; an overflowing running product (left to right) is one only
+  // once every dim resolved (an unbound dim wins: the tensor is not costed).
   bool concrete = true;
+  bool elems_overflow = false;
+  uint64_t elems = 1;
   for (size_t d = 0; d < t.shape.size(); ++d) {
-    concrete = concrete && t.shape[d].IsConstant();
-    auto v = t.shape[d].Eval(b);
-    if (!v) {
-      if (v.error().kind == expr::EvalError::Kind::kUnbound) {
+    const expr::Expr& e = t.shape[d];
+    int64_t v;
+    if (e.IsConstant()) {
+      v = e.constant();
+    } else {
+      concrete = false;
+      auto ev = e.Eval(b);
+      if (!ev) {
+        if (ev.error().kind != expr::EvalError::Kind::kUnbound) {
+          return std::unexpected(DimError(g, t, d, ev.error()));
+        }
         if (r.status == Status::kOk) {
           r.status = Status::kUnbound;
-          r.unbound = v.error().symbol;
+          r.unbound = ev.error().symbol;
         }
         continue;
       }
-      return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " ('" +
-                       t.shape[d].ToString(g.symbols) + "'): " + v.error().Message(g.symbols));
+      v = *ev;
     }
-    if (*v < 0) {
+    if (v < 0) {
       return MakeError("tensor '" + t.name + "': dim " + std::to_string(d) + " ('" +
-                       t.shape[d].ToString(g.symbols) + "') is negative (" +
-                       std::to_string(*v) + ")");
+                       e.ToString(g.symbols) + "') is negative (" + std::to_string(v) + ")");
     }
-    dims[d] = *v;
+    dims[d] = v;
+    elems_overflow |= __builtin_mul_overflow(elems, static_cast<uint64_t>(v), &elems);
   }
   if (r.status != Status::kOk) return {};
-  uint64_t elems = 1;
-  for (int64_t d : r.dims) {
-    auto e = CheckedMul(elems, static_cast<uint64_t>(d));
-    if (!e) return MakeError("tensor '" + t.name + "': element count overflows 64 bits");
-    elems = *e;
-  }
+  if (elems_overflow) return MakeError("tensor '" + t.name + "': element count overflows 64 bits");
   r.elems = elems;
   const format::FormatInfo& info = format::Info(t.format);
   if (info.block == 1 && info.tensor_bytes == 0 && info.bits % 8 == 0) {
@@ -206,10 +240,19 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = graph.nodes[i];
     NodeCost& cost = ledger.nodes[i];
-    for (ir::TensorId t : node.inputs) flags[t] |= kConsumed;
-    if (auto why = UnresolvedReason(graph, node, resolved)) {
-      cost.reason = *why;
-      continue;
+    bool all_resolved = true;
+    for (ir::TensorId t : node.inputs) {
+      flags[t] |= kConsumed;
+      all_resolved &= resolved[t].status == Status::kOk;
+    }
+    for (ir::TensorId t : node.outputs) all_resolved &= resolved[t].status == Status::kOk;
+    // Only an attribute or an unresolved tensor can make a node unresolved: skip the search
+    // for the common node that has neither.
+    if (!all_resolved || !node.attrs.empty()) {
+      if (auto why = UnresolvedReason(graph, node, resolved)) {
+        ledger.not_costed.emplace_back(i, std::move(*why));
+        continue;
+      }
     }
     if (node.cost_twin >= 0 && ledger.nodes[node.cost_twin].costed &&
         graph.nodes[node.cost_twin].repeat == node.repeat) {
@@ -219,18 +262,14 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
       outs.clear();
       for (ir::TensorId t : node.inputs) ins.push_back(&resolved[t]);
       for (ir::TensorId t : node.outputs) outs.push_back(&resolved[t]);
-      RuleInput rule_in{graph, node, std::move(ins), std::move(outs), *bindings};
-      auto c = CostNode(rule_in, assumptions);
-      ins = std::move(rule_in.inputs);
-      outs = std::move(rule_in.outputs);
+      auto c = CostNode(RuleInput{graph, node, ins, outs, *bindings}, cost, assumptions);
       if (!c) {
         if (c.error().kind == RuleFailure::Kind::kBadInput) {
-          return MakeError(c.error().message);
+          return MakeError(std::move(c.error().message));
         }
-        cost.reason = c.error().message;
+        ledger.not_costed.emplace_back(i, std::move(c.error().message));
         continue;
       }
-      cost = std::move(*c);
       if (auto ok = ApplyRepeat(node, cost); !ok) return std::unexpected(ok.error());
     }
     // Essential traffic: each weight once, at the most any one node must read of it (a

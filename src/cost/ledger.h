@@ -19,6 +19,14 @@
 
 namespace opscope::cost {
 
+// A per-node choice that changes numbers, reported as a note (one row per note; the text is
+// NoteText's). Rules that pick between forms say which one they took.
+enum class Note : uint8_t { kNone, kMlaAbsorbed, kMlaExpanded };
+std::string_view NoteText(Note n);  // "" for kNone
+
+// One node's ledger entry: 64 bytes, one cache line, trivially copyable (a million-node graph's
+// ledger is built and read at memory speed). Why a node is not costed lives in
+// Ledger::not_costed, out of line: few nodes have a reason, every node has the numbers.
 struct NodeCost {
   bool costed = false;
   // False when the op has no FLOP model: its 0 FLOPs are "unknown", listed in the report.
@@ -27,11 +35,12 @@ struct NodeCost {
   // engine may run it at by quantizing activations on the fly (the fused floor's class).
   format::MmaClass mma_class = format::MmaClass::kNone;
   format::MmaClass floor_class = format::MmaClass::kNone;
+  Note note = Note::kNone;
   // An input the fused floor reads at less than its full size (routed experts at top_k
   // experts, an embedding table or gathered data at the gathered rows), by input position.
   // Every other weight or graph input counts its full size once per step.
-  static constexpr uint32_t kNoInput = UINT32_MAX;
-  uint32_t floor_input = kNoInput;
+  static constexpr uint16_t kNoInput = UINT16_MAX;
+  uint16_t floor_input = kNoInput;
   uint64_t floor_input_bytes = 0;
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
@@ -42,12 +51,10 @@ struct NodeCost {
   // node's `scope` attribute) in the step, from the collective's closed form. Link traffic is
   // not DRAM traffic: it is not part of bytes_read / bytes_written.
   uint64_t bytes_link = 0;
-  std::string reason;  // why not costed
-  // A per-node choice that changes numbers ("MLA absorbed form"): static text from the rule.
-  std::string_view note;
 
   uint64_t bytes() const { return bytes_read + bytes_written; }
 };
+static_assert(sizeof(NodeCost) == 64, "NodeCost is meant to fill one cache line");
 
 // Symbol bindings for one analysis, by name: --dim NAME=VALUE, or an importer's workload
 // (n, seqs, ctx). The graph's own dims take precedence and may not be rebound.
@@ -57,6 +64,8 @@ struct Workload {
 
 struct Ledger {
   std::vector<NodeCost> nodes;  // parallel to graph.nodes
+  // Why each node that is not costed is not costed: (node index, reason), in graph order.
+  std::vector<std::pair<size_t, std::string>> not_costed;
   // Essential traffic for the fused floor: each weight once (at its minimum), state reads
   // and writes, graph inputs read and graph outputs written by costed nodes.
   uint64_t essential_weight_bytes = 0;
@@ -71,6 +80,8 @@ struct Ledger {
   uint64_t essential_bytes() const {
     return essential_weight_bytes + essential_state_bytes + essential_io_bytes;
   }
+  // Why node `node` is not costed; empty when it is costed.
+  std::string_view Reason(size_t node) const;
 };
 
 // Costs every node. Bad input found on the way (a --dim for a symbol the graph does not

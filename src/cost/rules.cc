@@ -15,7 +15,9 @@ namespace {
 using format::MmaClass;
 using ir::OpFamily;
 using Failure = std::unexpected<RuleFailure>;
-using RuleResult = std::expected<NodeCost, RuleFailure>;
+// A rule writes its numbers into the NodeCost it is given (default-initialized); on failure
+// the ledger discards whatever it wrote.
+using RuleResult = std::expected<void, RuleFailure>;
 
 std::string NodeLabel(const ir::Node& n) {
   return "node '" + n.name + "' (" + std::string(ir::OpName(n.op)) + ")";
@@ -42,11 +44,10 @@ struct Product {
   }
 };
 
-RuleResult Checked(const RuleInput& in, const Product& p) {
+RuleResult SetFlops(const RuleInput& in, const Product& p, NodeCost& c) {
   if (p.overflow) return BadInput(in, "FLOP count overflows 64 bits");
-  NodeCost c;
   c.flops = p.value;
-  return c;
+  return {};
 }
 
 // The default traffic: every distinct input read once, every output written once.
@@ -140,7 +141,7 @@ double DistinctExperts(double experts, double top_k, double tokens) {
 // MatMul / Gemm / Linear / LmHead / Router   A[..., M, K] · B -> Y[..., M, N]
 //   flops = 2 · output elements · K   (K: A's last dim; Gemm with transA: A's first)
 //   bytes = every operand once + the output.  Not counted: bias adds (bytes only).
-RuleResult MatMulRule(const RuleInput& in) {
+RuleResult MatMulRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.size() < 2 || in.outputs.empty()) {
     return BadInput(in, "needs two inputs and an output");
   }
@@ -160,23 +161,21 @@ RuleResult MatMulRule(const RuleInput& in) {
     return BadInput(in, "inner dims differ: " + std::to_string(k) + " vs " +
                             std::to_string(b.Dim(-2)));
   }
-  auto c = Checked(in, GemmFlops(in.outputs[0]->elems, k));
-  if (!c) return c;
-  StreamAll(in, *c);
-  SetMmaClass(a, &b, *c);
-  return c;
+  if (auto ok = SetFlops(in, GemmFlops(in.outputs[0]->elems, k), c); !ok) return ok;
+  StreamAll(in, c);
+  SetMmaClass(a, &b, c);
+  return {};
 }
 
 RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
                               const ResolvedTensor& w, uint64_t top_k, uint64_t experts_total,
-                              std::vector<std::string>& assumptions) {
+                              NodeCost& c, std::vector<std::string>& assumptions) {
   const uint64_t experts = w.Dim(0), out = w.Dim(1), k = w.Dim(2);
   const uint64_t rows = x.Rows();
   Product p = GemmFlops(rows, k);
   p *= out;
-  auto c = Checked(in, p);
-  if (!c) return c;
-  StreamAll(in, *c);
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  StreamAll(in, c);
   const double group_tokens = static_cast<double>(rows) * static_cast<double>(experts_total) /
                               (static_cast<double>(experts) * static_cast<double>(top_k));
   const double distinct =
@@ -187,18 +186,18 @@ RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
                                       group_tokens));
   const auto read_w = static_cast<uint64_t>(
       std::llround(static_cast<double>(w.bytes) * distinct / static_cast<double>(experts)));
-  c->bytes_read = c->bytes_read - w.bytes + read_w;
-  c->bytes_weights = c->bytes_weights - w.bytes + read_w;
+  c.bytes_read = c.bytes_read - w.bytes + read_w;
+  c.bytes_weights = c.bytes_weights - w.bytes + read_w;
   const uint64_t floor_experts =
       std::min(experts, std::max<uint64_t>(1, (top_k * experts + experts_total - 1) / experts_total));
-  c->floor_input = 1;
-  c->floor_input_bytes = rows == 0 ? 0 : w.bytes / experts * floor_experts;
-  SetMmaClass(x, &w, *c);
+  c.floor_input = 1;
+  c.floor_input_bytes = rows == 0 ? 0 : w.bytes / experts * floor_experts;
+  SetMmaClass(x, &w, c);
   assumptions.push_back(
       "routed experts (expert parallel): uniform routing, each device receives "
       "ceil(tokens·top_k/ep) rows and reads E·(1−(1−top_k/E_total)^T) of its E experts for T "
       "tokens of its group");
-  return c;
+  return {};
 }
 
 // ExpertGateUp / ExpertDown   x[T, k] (down: [T·top_k, k]), w[E, out, k]
@@ -208,7 +207,7 @@ RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
 // E of them): x holds R dispatched (token, expert) rows, one expert each, in both nodes.
 //   flops = 2 · R · k · out; the R rows come from T_g = R·E_t/(E·top_k) tokens of the group,
 //   distinct = E·(1−(1−top_k/E_t)^T_g); the floor reads ceil(top_k·E/E_t) of them (at least 1).
-RuleResult ExpertsRule(const RuleInput& in, std::vector<std::string>& assumptions) {
+RuleResult ExpertsRule(const RuleInput& in, NodeCost& c, std::vector<std::string>& assumptions) {
   if (in.inputs.size() < 2 || in.outputs.empty()) {
     return BadInput(in, "needs inputs x and w[E, out, k] and an output");
   }
@@ -233,7 +232,7 @@ RuleResult ExpertsRule(const RuleInput& in, std::vector<std::string>& assumption
       return BadInput(in, "experts_total " + std::to_string(*experts_total) +
                               " must be >= the device's experts and top_k");
     }
-    return ExpertParallelCost(in, x, w, top_k, static_cast<uint64_t>(*experts_total),
+    return ExpertParallelCost(in, x, w, top_k, static_cast<uint64_t>(*experts_total), c,
                               assumptions);
   }
   uint64_t tokens = x.Rows();
@@ -246,32 +245,31 @@ RuleResult ExpertsRule(const RuleInput& in, std::vector<std::string>& assumption
   Product p = GemmFlops(tokens, k);
   p *= top_k;
   p *= out;
-  auto c = Checked(in, p);
-  if (!c) return c;
-  StreamAll(in, *c);
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  StreamAll(in, c);
   const double distinct = DistinctExperts(static_cast<double>(experts),
                                           static_cast<double>(top_k),
                                           static_cast<double>(tokens));
   const auto read_w = static_cast<uint64_t>(
       std::llround(static_cast<double>(w.bytes) * distinct / static_cast<double>(experts)));
-  c->bytes_read = c->bytes_read - w.bytes + read_w;
-  c->bytes_weights = c->bytes_weights - w.bytes + read_w;
+  c.bytes_read = c.bytes_read - w.bytes + read_w;
+  c.bytes_weights = c.bytes_weights - w.bytes + read_w;
   // At least top_k experts must be read whenever a token is routed: the floor's minimum.
   const uint64_t floor_w = tokens == 0 ? 0 : w.bytes / experts * top_k;
-  c->floor_input = 1;
-  c->floor_input_bytes = floor_w;
-  SetMmaClass(x, &w, *c);
+  c.floor_input = 1;
+  c.floor_input_bytes = floor_w;
+  SetMmaClass(x, &w, c);
   assumptions.push_back(
       "routed experts: uniform routing, distinct experts read = E·(1−(1−top_k/E)^T) for T "
       "token rows");
-  return c;
+  return {};
 }
 
 // Conv   X[N, C_in, ...], W[C_out, C_in/groups, k...] -> Y
 //   flops = 2 · output elements · (C_in/groups) · kernel elements   (bias adds ignored)
 // ConvTranspose   W[C_in, C_out/groups, k...]
 //   flops = 2 · input elements · (C_out/groups) · kernel elements
-RuleResult ConvRule(const RuleInput& in, bool transpose) {
+RuleResult ConvRule(const RuleInput& in, bool transpose, NodeCost& c) {
   if (in.inputs.size() < 2 || in.outputs.empty()) return BadInput(in, "needs X, W and an output");
   const ResolvedTensor& x = *in.inputs[0];
   const ResolvedTensor& w = *in.inputs[1];
@@ -280,25 +278,22 @@ RuleResult ConvRule(const RuleInput& in, bool transpose) {
   for (int64_t i = 1; i < w.Rank(); ++i) per_point *= w.Dim(i);  // channels · kernel elements
   Product p = GemmFlops(transpose ? x.elems : in.outputs[0]->elems, per_point.value);
   if (per_point.overflow) p.overflow = true;
-  auto c = Checked(in, p);
-  if (!c) return c;
-  StreamAll(in, *c);
-  SetMmaClass(x, &w, *c);
-  return c;
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  StreamAll(in, c);
+  SetMmaClass(x, &w, c);
+  return {};
 }
 
 // Einsum   "ij,jk->ik"
 //   flops = 2 · Π extents of every distinct index (two operands); Π extents (one operand)
-RuleResult EinsumRule(const RuleInput& in) {
+RuleResult EinsumRule(const RuleInput& in, NodeCost& c) {
   const auto eq = in.node.StringAttr("equation");
   if (!eq) return MissingAttr(in, "equation");
   const std::string lhs(eq->substr(0, eq->find("->")));
-  NodeCost c;
   StreamAll(in, c);
   if (in.inputs.size() > 2 || lhs.find("...") != std::string::npos) {
     c.flop_model = false;  // three-operand or ellipsis einsums: order-dependent, not modelled
-    c.costed = true;
-    return c;
+    return {};
   }
   uint64_t extent[128] = {};
   size_t operand = 0, axis = 0;
@@ -328,7 +323,7 @@ RuleResult EinsumRule(const RuleInput& in) {
   if (p.overflow) return BadInput(in, "FLOP count overflows 64 bits");
   c.flops = p.value;
   if (!in.inputs.empty()) SetMmaClass(*in.inputs[0], in.inputs.size() > 1 ? in.inputs[1] : nullptr, c);
-  return c;
+  return {};
 }
 
 // PagedAttention   q[n, q_heads·head_dim], caches (state) [seqs, ctx, kv_heads, head_dim]
@@ -341,7 +336,8 @@ RuleResult EinsumRule(const RuleInput& in) {
 // cheaper of the absorbed form (d_qk = kvr + rope, d_v = kvr, plus absorbing kv_b into q and
 // the output: 2·n·H·kvr·(nope + v)) and the expanded form (d_qk = nope + rope, d_v = v, plus
 // expanding the latent of every key: 2·seqs·(T+P)·kvr·H·(nope + v)).
-RuleResult PagedAttentionRule(const RuleInput& in, std::vector<std::string>& assumptions) {
+RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
+                              std::vector<std::string>& assumptions) {
   if (in.inputs.empty() || in.outputs.empty()) return BadInput(in, "needs q and an output");
   const ResolvedTensor& q = *in.inputs[0];
   std::vector<const ResolvedTensor*> caches, fresh;
@@ -375,7 +371,6 @@ RuleResult PagedAttentionRule(const RuleInput& in, std::vector<std::string>& ass
   const auto pairs = AttendedPairs(t, cached, causal, static_cast<uint64_t>(window));
   if (!pairs) return BadInput(in, "attended pairs overflow 64 bits");
 
-  NodeCost c;
   Product p;
   if (in.node.FindAttr("kv_lora_rank") != nullptr) {
     const auto kvr = in.node.IntAttr("kv_lora_rank");
@@ -408,8 +403,7 @@ RuleResult PagedAttentionRule(const RuleInput& in, std::vector<std::string>& ass
     const uint64_t a = absorbed.value + absorb_gemms.value;
     const uint64_t e = expanded.value + expand_gemm.value;
     c.flops = std::min(a, e);
-    c.note = a <= e ? "MLA absorbed form (attends in the latent space)"
-                    : "MLA expanded form (latent expanded to per-head K/V)";
+    c.note = a <= e ? Note::kMlaAbsorbed : Note::kMlaExpanded;
   } else {
     const int64_t head_dim_attr =
         in.node.IntAttr("head_dim").value_or(heads ? static_cast<int64_t>(q.Last() / heads) : 0);
@@ -453,14 +447,14 @@ RuleResult PagedAttentionRule(const RuleInput& in, std::vector<std::string>& ass
     assumptions.push_back("causal attention: T new queries after P cached tokens attend "
                           "T·P + T(T+1)/2 query-key pairs per sequence");
   }
-  return c;
+  return {};
 }
 
 // Attention (SDPA over activations)   q, k, v as [B, H, S, D], or [B, S, H·D] with
 //   attributes q_heads (and kv_heads)
 //   flops = 2 · B · q_heads · pairs · (d_qk + d_v); pairs = Tq·Tk, or causal (attribute
 //   causal=1) with P = Tk − Tq cached keys. Masks and other inputs: bytes only.
-RuleResult AttentionRule(const RuleInput& in) {
+RuleResult AttentionRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.size() < 3 || in.outputs.empty()) return BadInput(in, "needs q, k, v");
   const ResolvedTensor& q = *in.inputs[0];
   const ResolvedTensor& k = *in.inputs[1];
@@ -493,11 +487,10 @@ RuleResult AttentionRule(const RuleInput& in) {
   Product p = GemmFlops(all_pairs, d_qk + d_v);
   p *= batch;
   p *= heads;
-  auto c = Checked(in, p);
-  if (!c) return c;
-  StreamAll(in, *c);
-  SetMmaClass(q, nullptr, *c);
-  return c;
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  StreamAll(in, c);
+  SetMmaClass(q, nullptr, c);
+  return {};
 }
 
 const ResolvedTensor* FindState(const RuleInput& in) {
@@ -519,7 +512,7 @@ void AddStateWriteBack(const RuleInput& in, const ResolvedTensor& state, NodeCos
 
 // GdnRecurrence / SsmUpdate   x[n, ...], state [seqs, heads, a, b] (read and written)
 //   flops = 4 · n · (state elements of one sequence)
-RuleResult RecurrenceRule(const RuleInput& in) {
+RuleResult RecurrenceRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.empty()) return BadInput(in, "needs x and its state");
   const ResolvedTensor* state = FindState(in);
   if (state == nullptr) return BadInput(in, "needs its recurrent state as an input with role 'state'");
@@ -530,16 +523,15 @@ RuleResult RecurrenceRule(const RuleInput& in) {
   p *= 4;
   p *= in.inputs[0]->Dim(0);
   p *= per_seq;
-  auto c = Checked(in, p);
-  if (!c) return c;
-  StreamAll(in, *c);
-  AddStateWriteBack(in, *state, *c);
-  return c;
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  StreamAll(in, c);
+  AddStateWriteBack(in, *state, c);
+  return {};
 }
 
 // CausalConv1d   x[n, channels], conv state (read and written), w[channels, kernel]
 //   flops = 2 · n · channels · kernel
-RuleResult CausalConvRule(const RuleInput& in) {
+RuleResult CausalConvRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.empty()) return BadInput(in, "needs x, its conv state and w");
   const ResolvedTensor& x = *in.inputs[0];
   const ResolvedTensor* state = FindState(in);
@@ -553,11 +545,10 @@ RuleResult CausalConvRule(const RuleInput& in) {
   if (!kernel) return MissingAttr(in, "kernel");
   Product p = GemmFlops(x.Rows(), x.Last());
   p *= static_cast<uint64_t>(*kernel);
-  auto c = Checked(in, p);
-  if (!c) return c;
-  StreamAll(in, *c);
-  AddStateWriteBack(in, *state, *c);
-  return c;
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  StreamAll(in, c);
+  AddStateWriteBack(in, *state, c);
+  return {};
 }
 
 uint64_t OutputElems(const RuleInput& in) {
@@ -568,19 +559,18 @@ uint64_t OutputElems(const RuleInput& in) {
 
 // Elementwise families: `per_elem` FLOPs per element of the first input (norms, reductions)
 // or of the outputs (elementwise, RoPE).
-RuleResult PerElementRule(const RuleInput& in, uint64_t per_elem, bool of_input) {
+RuleResult PerElementRule(const RuleInput& in, uint64_t per_elem, bool of_input, NodeCost& c) {
   if (of_input && in.inputs.empty()) return BadInput(in, "needs an input");
   Product p;
   p *= per_elem;
   p *= of_input ? in.inputs[0]->elems : OutputElems(in);
-  auto c = Checked(in, p);
-  if (!c) return c;
-  StreamAll(in, *c);
-  return c;
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  StreamAll(in, c);
+  return {};
 }
 
 // MaxPool / AveragePool   flops = output elements · kernel elements (attribute kernel_shape)
-RuleResult PoolRule(const RuleInput& in) {
+RuleResult PoolRule(const RuleInput& in, NodeCost& c) {
   const std::vector<int64_t>* kernel = in.node.IntsAttr("kernel_shape");
   if (kernel == nullptr) return MissingAttr(in, "kernel_shape");
   Product p;
@@ -589,32 +579,30 @@ RuleResult PoolRule(const RuleInput& in) {
     if (k <= 0) return BadInput(in, "kernel_shape must be positive");
     p *= static_cast<uint64_t>(k);
   }
-  auto c = Checked(in, p);
-  if (!c) return c;
-  StreamAll(in, *c);
-  return c;
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  StreamAll(in, c);
+  return {};
 }
 
 // Embedding   table[vocab, hidden] (weight), ids[n] -> [n, hidden]
 //   reads only the gathered rows: n · row bytes (each row with its scales), plus the ids.
-RuleResult EmbeddingRule(const RuleInput& in) {
+RuleResult EmbeddingRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.size() < 2) return BadInput(in, "needs a table and ids");
   const ResolvedTensor& table = *in.inputs[0];
   const ResolvedTensor& ids = *in.inputs[1];
   if (table.Rank() != 2) return BadInput(in, "table must be [vocab, hidden]");
   auto rows = format::GatheredRowsBytes(table.format, ids.elems, table.Last());
   if (!rows) return BadInput(in, "gathered bytes overflow 64 bits");
-  NodeCost c;
   c.bytes_read = *rows + ids.bytes;
   c.bytes_weights = table.IsWeight() ? *rows : 0;
   for (const ResolvedTensor* o : in.outputs) c.bytes_written += o->bytes;
   c.floor_input = 0;  // the floor, too, reads only these rows
   c.floor_input_bytes = *rows;
-  return c;
+  return {};
 }
 
 // Gather   data, indices -> out: reads only the gathered elements (out-sized) and the indices.
-RuleResult GatherRule(const RuleInput& in) {
+RuleResult GatherRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.size() < 2 || in.outputs.empty()) return BadInput(in, "needs data and indices");
   const ResolvedTensor& data = *in.inputs[0];
   auto gathered = format::TensorBytes(data.format, in.outputs[0]->dims);
@@ -622,7 +610,6 @@ RuleResult GatherRule(const RuleInput& in) {
     return NotCosted(NodeLabel(in.node) + ": gathered rows do not fit the block of format '" +
                      std::string(format::FormatName(data.format)) + "'");
   }
-  NodeCost c;
   const uint64_t read_data = std::min(*gathered, data.bytes);
   c.bytes_read = read_data;
   if (data.IsWeight()) c.bytes_weights = read_data;
@@ -633,13 +620,12 @@ RuleResult GatherRule(const RuleInput& in) {
     if (in.inputs[i]->IsWeight()) c.bytes_weights += in.inputs[i]->bytes;
   }
   for (const ResolvedTensor* o : in.outputs) c.bytes_written += o->bytes;
-  return c;
+  return {};
 }
 
-RuleResult CopyRule(const RuleInput& in) {
-  NodeCost c;
+RuleResult CopyRule(const RuleInput& in, NodeCost& c) {
   StreamAll(in, c);
-  return c;
+  return {};
 }
 
 // Collectives   AllReduce / AllGather / ReduceScatter / AllToAll / SendRecv over a group of
@@ -656,7 +642,7 @@ RuleResult CopyRule(const RuleInput& in) {
 //   ReduceScatter: one add per received element), 0 otherwise (exact).
 //   bytes_read / bytes_written = 0: link traffic is not DRAM traffic (engines send from and
 //   receive into the buffers the neighbouring ops read and write, whose bytes those ops count).
-RuleResult CollectiveRule(const RuleInput& in) {
+RuleResult CollectiveRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.empty() || in.outputs.empty()) return BadInput(in, "needs an input and an output");
   const auto group = in.node.IntAttr("group_size");
   if (!group) {
@@ -681,7 +667,6 @@ RuleResult CollectiveRule(const RuleInput& in) {
     return static_cast<uint64_t>(v);
   };
   std::optional<uint64_t> link;
-  NodeCost c;
   switch (in.node.op) {
     case ir::OpKind::kAllReduce:
       link = share(2 * (n - 1), x.bytes);
@@ -698,55 +683,53 @@ RuleResult CollectiveRule(const RuleInput& in) {
   }
   if (!link) return BadInput(in, "link bytes overflow 64 bits");
   c.bytes_link = *link;
-  return c;
+  return {};
 }
 
 }  // namespace
 
 namespace {
 
-RuleResult Dispatch(const RuleInput& in, std::vector<std::string>& assumptions) {
+RuleResult Dispatch(const RuleInput& in, NodeCost& c, std::vector<std::string>& assumptions) {
   switch (ir::Family(in.node.op)) {
-    case OpFamily::kMatMul: return MatMulRule(in);
-    case OpFamily::kExperts: return ExpertsRule(in, assumptions);
-    case OpFamily::kConv: return ConvRule(in, false);
-    case OpFamily::kConvTranspose: return ConvRule(in, true);
-    case OpFamily::kEinsum: return EinsumRule(in);
-    case OpFamily::kPagedAttention: return PagedAttentionRule(in, assumptions);
-    case OpFamily::kAttention: return AttentionRule(in);
-    case OpFamily::kRecurrence: return RecurrenceRule(in);
-    case OpFamily::kCausalConv1d: return CausalConvRule(in);
-    case OpFamily::kRope: return PerElementRule(in, 3, false);
-    case OpFamily::kNorm: return PerElementRule(in, 3, true);
-    case OpFamily::kBatchNorm: return PerElementRule(in, 2, true);
-    case OpFamily::kElementwise: return PerElementRule(in, 1, false);
-    case OpFamily::kReduction: return PerElementRule(in, 1, true);
-    case OpFamily::kPool: return PoolRule(in);
-    case OpFamily::kNoFlopModel: {
-      NodeCost c;
+    case OpFamily::kMatMul: return MatMulRule(in, c);
+    case OpFamily::kExperts: return ExpertsRule(in, c, assumptions);
+    case OpFamily::kConv: return ConvRule(in, false, c);
+    case OpFamily::kConvTranspose: return ConvRule(in, true, c);
+    case OpFamily::kEinsum: return EinsumRule(in, c);
+    case OpFamily::kPagedAttention: return PagedAttentionRule(in, c, assumptions);
+    case OpFamily::kAttention: return AttentionRule(in, c);
+    case OpFamily::kRecurrence: return RecurrenceRule(in, c);
+    case OpFamily::kCausalConv1d: return CausalConvRule(in, c);
+    case OpFamily::kRope: return PerElementRule(in, 3, false, c);
+    case OpFamily::kNorm: return PerElementRule(in, 3, true, c);
+    case OpFamily::kBatchNorm: return PerElementRule(in, 2, true, c);
+    case OpFamily::kElementwise: return PerElementRule(in, 1, false, c);
+    case OpFamily::kReduction: return PerElementRule(in, 1, true, c);
+    case OpFamily::kPool: return PoolRule(in, c);
+    case OpFamily::kNoFlopModel:
       StreamAll(in, c);
       c.flop_model = false;
-      return c;
-    }
-    case OpFamily::kEmbedding: return EmbeddingRule(in);
-    case OpFamily::kGather: return GatherRule(in);
-    case OpFamily::kCopy: return CopyRule(in);
+      return {};
+    case OpFamily::kEmbedding: return EmbeddingRule(in, c);
+    case OpFamily::kGather: return GatherRule(in, c);
+    case OpFamily::kCopy: return CopyRule(in, c);
     case OpFamily::kSplit:
       // A contiguous split is a view: free.
       if (in.node.StringAttr("layout") == std::optional<std::string_view>("contiguous")) {
-        return NodeCost{};
+        return {};
       }
-      return CopyRule(in);
+      return CopyRule(in, c);
     case OpFamily::kView:
     case OpFamily::kShapeOnly:
-      return NodeCost{};
+      return {};
     case OpFamily::kControlFlow: {
       const auto why = in.node.StringAttr("unresolved_reason");
       return NotCosted("control flow '" + std::string(ir::OpName(in.node.op)) + "': " +
                        (why ? std::string(*why)
                             : std::string("branch or trip count not resolved by the importer")));
     }
-    case OpFamily::kCollective: return CollectiveRule(in);
+    case OpFamily::kCollective: return CollectiveRule(in, c);
     case OpFamily::kUnknown:
       return NotCosted("unknown op '" +
                        (in.node.source_op.empty() ? std::string(ir::OpName(in.node.op))
@@ -758,10 +741,15 @@ RuleResult Dispatch(const RuleInput& in, std::vector<std::string>& assumptions) 
 
 }  // namespace
 
-std::expected<NodeCost, RuleFailure> CostNode(const RuleInput& in,
-                                              std::vector<std::string>& assumptions) {
-  RuleResult r = Dispatch(in, assumptions);
-  if (r) r->costed = true;
+std::expected<void, RuleFailure> CostNode(const RuleInput& in, NodeCost& cost,
+                                          std::vector<std::string>& assumptions) {
+  cost = NodeCost{};
+  RuleResult r = Dispatch(in, cost, assumptions);
+  if (r) {
+    cost.costed = true;
+  } else {
+    cost = NodeCost{};  // not costed: nothing a rule wrote before failing is kept
+  }
   return r;
 }
 

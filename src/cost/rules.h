@@ -2,6 +2,8 @@
 // the op-kind table. A rule sees the node and its resolved tensors, never the device.
 #pragma once
 
+#include <expected>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,8 +16,8 @@ namespace opscope::cost {
 struct RuleInput {
   const ir::Graph& graph;
   const ir::Node& node;
-  std::vector<const ResolvedTensor*> inputs;   // node.inputs, resolved
-  std::vector<const ResolvedTensor*> outputs;  // node.outputs, resolved
+  std::span<const ResolvedTensor* const> inputs;   // node.inputs, resolved
+  std::span<const ResolvedTensor* const> outputs;  // node.outputs, resolved
   const expr::Bindings& bindings;
 };
 
@@ -29,9 +31,10 @@ struct RuleFailure {
   std::string message;
 };
 
-// Costs one node whose tensors all resolved. Assumptions a rule made are appended to
+// Costs one node whose tensors all resolved, writing its entry into `cost` (marked costed).
+// On failure `cost` is left not costed, all zeros. Assumptions a rule made are appended to
 // `assumptions` (the ledger deduplicates them).
-std::expected<NodeCost, RuleFailure> CostNode(const RuleInput& in,
-                                              std::vector<std::string>& assumptions);
+std::expected<void, RuleFailure> CostNode(const RuleInput& in, NodeCost& cost,
+                                          std::vector<std::string>& assumptions);
 
 }  // namespace opscope::cost

@@ -44,7 +44,7 @@ ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
     row.bound = std::string(roofline::BoundName(t.bound));
     row.flop_model = c.flop_model;
     if (!c.costed) {
-      m.not_costed.push_back({n.name, row.op, c.reason});
+      m.not_costed.push_back({n.name, row.op, std::string(ledger.Reason(i))});
     } else if (!c.flop_model) {
       no_flop_model.insert(n.source_op.empty() ? row.op : n.source_op);
     }
@@ -54,12 +54,13 @@ ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
     agg.bytes += c.bytes();
     agg.flops += c.flops;
     agg.time_s += t.time_s;
-    if (!c.note.empty() && c.costed) {
-      const std::string note = "node '" + n.name + "': " + std::string(c.note);
+    if (c.note != cost::Note::kNone && c.costed) {
+      const std::string_view note_text = cost::NoteText(c.note);
+      const std::string note = "node '" + n.name + "': " + std::string(note_text);
       // Notes of identical layers say the same thing; keep the first per distinct note text.
       const bool dup = std::any_of(m.assumptions.begin(), m.assumptions.end(),
                                    [&](const std::string& a) {
-                                     return a.ends_with(": " + std::string(c.note));
+                                     return a.ends_with(": " + std::string(note_text));
                                    });
       if (!dup) m.assumptions.push_back(note);
     }

@@ -50,31 +50,22 @@ Result<cost::NodeCost> NodeEvaluator::Eval(const Point& p) {
   if (auto ok = Resolve(b); !ok) return std::unexpected(ok.error());
 
   const ir::Node& node = graph_.nodes[node_];
-  cost::NodeCost c;
-  if (const auto why = node.StringAttr("unresolved_reason")) {
-    c.reason = std::string(*why);
-    return c;
-  }
+  cost::NodeCost c;  // not costed until the rule says otherwise
+  if (node.StringAttr("unresolved_reason")) return c;
   for (const cost::ResolvedTensor& r : resolved_) {
-    if (r.status != Status::kOk) {
-      c.reason = "a tensor of the node did not resolve";
-      return c;
-    }
+    if (r.status != Status::kOk) return c;
   }
   std::vector<const cost::ResolvedTensor*> ins, outs;
   ins.reserve(input_slot_.size());
   outs.reserve(output_slot_.size());
   for (uint32_t s : input_slot_) ins.push_back(&resolved_[s]);
   for (uint32_t s : output_slot_) outs.push_back(&resolved_[s]);
-  cost::RuleInput in{graph_, node, std::move(ins), std::move(outs), b};
   assumptions_.clear();
-  auto r = cost::CostNode(in, assumptions_);
+  auto r = cost::CostNode(cost::RuleInput{graph_, node, ins, outs, b}, c, assumptions_);
   if (!r) {
     if (r.error().kind == cost::RuleFailure::Kind::kBadInput) return MakeError(r.error().message);
-    c.reason = r.error().message;
     return c;
   }
-  c = std::move(*r);
   if (node.repeat != 1) {
     for (uint64_t* field : {&c.bytes_read, &c.bytes_written, &c.bytes_weights, &c.bytes_state,
                             &c.flops}) {

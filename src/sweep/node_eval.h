@@ -25,9 +25,9 @@ class NodeEvaluator {
   // `graph` must outlive the evaluator.
   NodeEvaluator(const ir::Graph& graph, size_t node);
 
-  // The node's ledger entry at `p`: costed with its numbers, or not costed with its reason.
-  // Bad input the ledger would reject (a negative or overflowing dim, a rule's contract
-  // broken) is an error.
+  // The node's ledger entry at `p`: costed with its numbers, or not costed (zeros; the
+  // reason is BuildLedger's to report). Bad input the ledger would reject (a negative or
+  // overflowing dim, a rule's contract broken) is an error.
   Result<cost::NodeCost> Eval(const Point& p);
 
   size_t node() const { return node_; }
