@@ -206,7 +206,7 @@ TEST_F(CliTest, JsonOutputHasDesignsFieldNames) {
     EXPECT_EQ(Keys(n.get_object().value()),
               (std::set<std::string>{"name", "op", "source_op", "costed", "bytes_read",
                                      "bytes_written", "bytes_weights", "bytes_state", "bytes",
-                                     "flops", "intensity", "mma_class", "time_s", "bound"}));
+                                     "bytes_link", "flops", "intensity", "mma_class", "time_s", "bound"}));
   }
   const simdjson::dom::array by_op_rows = root["by_op"].get_array().value();
   for (simdjson::dom::element n : by_op_rows) {

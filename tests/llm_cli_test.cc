@@ -131,6 +131,33 @@ TEST_F(LlmCli, PrefillAndWholeRequest) {
   EXPECT_NEAR(e2e, step + 50 * tpot, 1e-12);
 }
 
+// Each collective node reports the bytes its device sends: a tensor-parallel all-reduce of the
+// hidden state [B, hidden] in bf16 sends the ring's 2·(N−1)/N of it; other nodes send nothing.
+TEST_F(LlmCli, TensorParallelAllReduceSendsTheRingsLinkBytes) {
+  constexpr uint64_t kBatch = 3, kHidden = 4096, kLayers = 32;  // llama-3.1-8b
+  for (uint64_t tp : {2u, 8u}) {
+    const Outcome o = Run({"llama-3.1-8b", "--tp", std::to_string(tp), "--batch",
+                           std::to_string(kBatch), "--format", "json"});
+    ASSERT_EQ(o.status, 0) << o.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    ASSERT_EQ(parser.parse(o.out).get(doc), simdjson::SUCCESS);
+    const uint64_t bytes = kBatch * kHidden * 2;
+    uint64_t all_reduces = 0;
+    for (simdjson::dom::element n : doc["nodes"].get_array()) {
+      const std::string_view op = n["op"].get_string().value();
+      const uint64_t link = n["bytes_link"].get_uint64().value();
+      if (op == "AllReduce") {
+        ++all_reduces;
+        EXPECT_EQ(link, 2 * (tp - 1) * bytes / tp) << n["name"].get_string().value();
+      } else if (op != "AllGather") {  // the LM head's logits
+        EXPECT_EQ(link, 0u) << n["name"].get_string().value();
+      }
+    }
+    EXPECT_EQ(all_reduces, 2 * kLayers + 1);  // attention and MLP per layer, the embedding
+  }
+}
+
 TEST_F(LlmCli, ListsEveryPreset) {
   const Outcome o = Run({"--list"});
   ASSERT_EQ(o.status, 0) << o.err;

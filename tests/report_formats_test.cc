@@ -71,23 +71,24 @@ TEST_F(ReportFormats, CsvGoldenClosedFormsAndJsonAgree) {
   std::string line;
   std::getline(lines, line);
   EXPECT_EQ(line, "name,op,source_op,costed,bytes_read,bytes_written,bytes_weights,bytes_state,"
-                  "bytes,flops,intensity,mma_class,time_s,bound\r");
+                  "bytes,bytes_link,flops,intensity,mma_class,time_s,bound\r");
   for (simdjson::dom::element n : doc["nodes"].get_array()) {
     ASSERT_TRUE(std::getline(lines, line));
     std::vector<std::string> f;
     std::stringstream ls(line.substr(0, line.size() - 1));
     for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
     if (line.size() > 1 && line[line.size() - 2] == ',') f.emplace_back();
-    ASSERT_EQ(f.size(), 14u) << line;
+    ASSERT_EQ(f.size(), 15u) << line;
     EXPECT_EQ(f[0], std::string(n["name"].get_string().value()));
     EXPECT_EQ(f[4], std::to_string(n["bytes_read"].get_uint64().value()));
-    EXPECT_EQ(f[9], std::to_string(n["flops"].get_uint64().value()));
+    EXPECT_EQ(f[9], std::to_string(n["bytes_link"].get_uint64().value()));
+    EXPECT_EQ(f[10], std::to_string(n["flops"].get_uint64().value()));
     if (n["intensity"].is_null()) {
-      EXPECT_EQ(f[10], "");
+      EXPECT_EQ(f[11], "");
     } else {
-      EXPECT_EQ(std::strtod(f[10].c_str(), nullptr), n["intensity"].get_double().value());
+      EXPECT_EQ(std::strtod(f[11].c_str(), nullptr), n["intensity"].get_double().value());
     }
-    EXPECT_EQ(std::strtod(f[12].c_str(), nullptr), n["time_s"].get_double().value());
+    EXPECT_EQ(std::strtod(f[13].c_str(), nullptr), n["time_s"].get_double().value());
   }
 }
 

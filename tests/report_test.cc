@@ -111,8 +111,8 @@ const std::set<std::string> kTotalsKeys = {
     "fused_floor_s", "nodes",      "nodes_costed"};
 const std::set<std::string> kNodeKeys = {
     "name",          "op",         "source_op",   "costed", "bytes_read", "bytes_written",
-    "bytes_weights", "bytes_state", "bytes",      "flops",  "intensity",  "mma_class",
-    "time_s",        "bound"};
+    "bytes_weights", "bytes_state", "bytes",      "bytes_link", "flops",  "intensity",
+    "mma_class",     "time_s",     "bound"};
 const std::set<std::string> kByOpKeys = {"op", "count", "bytes", "flops", "time_s"};
 const std::set<std::string> kNotCostedKeys = {"name", "op", "reason"};
 

@@ -10,15 +10,15 @@ std::string RenderCsv(const ReportModel& model) {
   out.reserve(160 * (model.nodes.size() + 1));
   CsvWriter w(out);
   for (const char* h : {"name", "op", "source_op", "costed", "bytes_read", "bytes_written",
-                        "bytes_weights", "bytes_state", "bytes", "flops", "intensity",
-                        "mma_class", "time_s", "bound"}) {
+                        "bytes_weights", "bytes_state", "bytes", "bytes_link", "flops",
+                        "intensity", "mma_class", "time_s", "bound"}) {
     w.Field(h);
   }
   w.EndRecord();
   for (const NodeRow& n : model.nodes) {
     w.Field(n.name).Field(n.op).Field(n.source_op.empty() ? n.op : n.source_op).Field(n.costed);
     w.Field(n.bytes_read).Field(n.bytes_written).Field(n.bytes_weights).Field(n.bytes_state);
-    w.Field(n.bytes()).Field(n.flops);
+    w.Field(n.bytes()).Field(n.bytes_link).Field(n.flops);
     if (n.intensity) {
       w.Field(*n.intensity);
     } else {

@@ -59,6 +59,7 @@ void WriteNode(JsonWriter& w, const NodeRow& n) {
   w.Key("bytes_weights").Value(n.bytes_weights);
   w.Key("bytes_state").Value(n.bytes_state);
   w.Key("bytes").Value(n.bytes());
+  w.Key("bytes_link").Value(n.bytes_link);  // 0 but for collectives: one schema for every node
   w.Key("flops").Value(n.flops);
   w.Key("intensity");
   if (n.intensity) {

@@ -37,6 +37,7 @@ ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
     row.bytes_written = c.bytes_written;
     row.bytes_weights = c.bytes_weights;
     row.bytes_state = c.bytes_state;
+    row.bytes_link = c.bytes_link;
     row.flops = c.flops;
     if (c.bytes() > 0) row.intensity = static_cast<double>(c.flops) / static_cast<double>(c.bytes());
     row.mma_class = std::string(format::MmaClassName(c.mma_class));

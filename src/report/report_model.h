@@ -21,6 +21,7 @@ struct NodeRow {
   std::string source_op;  // the importer's original name ("" when it is the kind itself)
   bool costed = false;
   uint64_t bytes_read = 0, bytes_written = 0, bytes_weights = 0, bytes_state = 0, flops = 0;
+  uint64_t bytes_link = 0;  // collectives: what the device sends over its link (not in bytes())
   std::optional<double> intensity;  // absent when the node moves no bytes
   std::string mma_class;            // "bf16", ..., "none" for vector ops
   double time_s = 0;
