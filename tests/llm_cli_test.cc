@@ -158,6 +158,23 @@ TEST_F(LlmCli, TensorParallelAllReduceSendsTheRingsLinkBytes) {
   }
 }
 
+// --gen-len on a deployment: TTFT plus the decode steps, tpot their mean.
+TEST_F(LlmCli, WholeRequestOnADeployment) {
+  const Outcome o = Run({"deepseek-v3", "--device", "h200", "--ep", "8", "--pp", "2",
+                         "--context", "2048", "--gen-len", "4096", "--format", "json"});
+  ASSERT_EQ(o.status, 0) << o.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(o.out).get(doc), simdjson::SUCCESS);
+  const double ttft = Number(doc, "llm", "ttft_s"), e2e = Number(doc, "llm", "e2e_s");
+  const double tpot = Number(doc, "llm", "tpot_s");
+  ASSERT_GT(ttft, 0);
+  EXPECT_NEAR(e2e, ttft + 4096 * tpot, 1e-9 * e2e);
+  // Decode steps grow with the context: the mean lies at or above the first step.
+  EXPECT_GE(tpot, Number(doc, "llm", "step_time_s"));
+  EXPECT_EQ(Number(doc, "parallel", "devices"), 16.0);
+}
+
 TEST_F(LlmCli, ListsEveryPreset) {
   const Outcome o = Run({"--list"});
   ASSERT_EQ(o.status, 0) << o.err;

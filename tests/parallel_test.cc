@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "device/device.h"
 #include "import/hf_config/presets.h"
@@ -208,6 +210,188 @@ TEST(Parallel, PipelineBubbleIsPMinusOneOverMPlusPMinusOne) {
   const StepGraph s0 = Stage(m, d, 0), s3 = Stage(m, d, 3);
   EXPECT_EQ(s0.graph.nodes.back().op, ir::OpKind::kSendRecv);
   EXPECT_EQ(s3.graph.nodes.back().op, ir::OpKind::kLmHead);
+}
+
+TEST(Parallel, PipelineStepTimeIsStageSumPlusMMinusOneSlowest) {
+  const std::vector<double> stages = {1.0, 2.0, 3.0};
+  EXPECT_EQ(PipelineStepTime(stages, 4), 1.0 + 2.0 + 3.0 + 3 * 3.0);  // Σ t_s + (M − 1) · max
+  EXPECT_EQ(PipelineStepTime(stages, 1), 6.0);                          // one micro-batch: Σ t_s
+  const std::vector<double> one = {0.5};
+  EXPECT_EQ(PipelineStepTime(one, 3), 3 * 0.5);                         // one stage: M · t
+  // Equal stages: M·t of work in (M + P − 1)·t, the bubble (P − 1)/(M + P − 1).
+  const std::vector<double> equal(4, 0.25);
+  const double step = PipelineStepTime(equal, 6);
+  EXPECT_DOUBLE_EQ(step, (6 + 4 - 1) * 0.25);
+  EXPECT_DOUBLE_EQ((step - 6 * 0.25) / step, 3.0 / 9.0);
+}
+
+Request Decode(int64_t batch, int64_t context, std::optional<int64_t> gen_len = std::nullopt) {
+  Request r;
+  r.batch = batch;
+  r.context = context;
+  r.prompt = context;
+  r.gen_len = gen_len;
+  return r;
+}
+
+Request Prefill(int64_t batch, int64_t prompt, std::optional<int64_t> gen_len = std::nullopt) {
+  Request r = Decode(batch, prompt, gen_len);
+  r.phase = Phase::kPrefill;
+  return r;
+}
+
+report::LlmFigures Deploy(const Model& m, const Deployment& d, const Request& r) {
+  auto run = RunDeployment(m.spec, m.recipe, Dev("h100-sxm"), r, d);
+  EXPECT_TRUE(run.has_value()) << run.error().message;
+  return run ? run->run.figures : report::LlmFigures{};
+}
+
+// gpt-oss-20b at --ep 2 --pp 2: expert all-to-alls, stage hand-offs, and sliding-window layers
+// (128 tokens) whose KV stops growing inside the request, so the decode steps are not one
+// affine stretch.
+TEST(Parallel, WholeRequestIsThePrefillStepThenDecodeStepsOfTheDeployment) {
+  const Model m = Load("gpt-oss-20b");
+  const Deployment d = Plan(m, {.ep = 2, .pp = 2});
+  ASSERT_EQ(d.devices, 4);
+  constexpr int64_t kBatch = 6, kPrompt = 100, kGen = 60;  // contexts 100..159
+  const report::LlmFigures r = Deploy(m, d, Decode(kBatch, kPrompt, kGen));
+  ASSERT_TRUE(r.ttft_s && r.e2e_s && r.tpot_s);
+  // TTFT: the deployment's prefill step of the prompt.
+  const report::LlmFigures prefill = Deploy(m, d, Prefill(kBatch, kPrompt));
+  EXPECT_EQ(*r.ttft_s, prefill.step_time_s);
+  // Decode: the sum of the deployment's decode steps, each run on its own.
+  double decode = 0;
+  for (int64_t c = kPrompt; c < kPrompt + kGen; ++c) {
+    decode += Deploy(m, d, Decode(kBatch, c)).step_time_s;
+  }
+  EXPECT_NEAR(*r.e2e_s - *r.ttft_s, decode, 1e-9 * decode);
+  EXPECT_NEAR(*r.tpot_s, decode / kGen, 1e-9 * decode / kGen);
+  EXPECT_EQ(r.step_time_s, Deploy(m, d, Decode(kBatch, kPrompt)).step_time_s);
+  // Memory holds the prompt and every generated token: a decode step at context P + O.
+  const report::LlmFigures end = Deploy(m, d, Decode(kBatch, kPrompt + kGen));
+  EXPECT_EQ(r.max_batch, end.max_batch);
+  EXPECT_EQ(r.kv_window_bytes_per_seq, end.kv_window_bytes_per_seq);
+
+  // --gen-len 1: the prefill plus one decode step at the prompt.
+  const report::LlmFigures one = Deploy(m, d, Decode(kBatch, kPrompt, 1));
+  const double step = Deploy(m, d, Decode(kBatch, kPrompt)).step_time_s;
+  EXPECT_NEAR(*one.e2e_s, prefill.step_time_s + step, 1e-12);
+  EXPECT_NEAR(*one.tpot_s, step, 1e-12);
+  // A prefill request's TTFT is its own step.
+  const report::LlmFigures p = Deploy(m, d, Prefill(kBatch, kPrompt, 1));
+  EXPECT_EQ(*p.ttft_s, p.step_time_s);
+  EXPECT_NEAR(*p.e2e_s, p.step_time_s + step, 1e-12);
+}
+
+TEST(Parallel, OneDeviceRequestEqualsTheSingleDeviceRequest) {
+  const Model m = Load("gpt-oss-20b");
+  const Deployment d = Plan(m, {});
+  ASSERT_EQ(d.devices, 1);
+  auto step = import::hf::BuildStepGraph(m.spec, m.recipe);
+  ASSERT_TRUE(step.has_value());
+  for (const Request& req : {Decode(3, 50, 300), Prefill(2, 700, 40)}) {
+    auto single = RunRequest(*step, m.recipe, Dev("h100-sxm"), req);
+    ASSERT_TRUE(single.has_value()) << single.error().message;
+    const report::LlmFigures& s = single->figures;
+    const report::LlmFigures r = Deploy(m, d, req);
+    EXPECT_EQ(r.step_time_s, s.step_time_s);
+    EXPECT_EQ(r.ttft_s, s.ttft_s);
+    ASSERT_TRUE(r.e2e_s && s.e2e_s && r.tpot_s && s.tpot_s);
+    EXPECT_NEAR(*r.e2e_s, *s.e2e_s, 1e-9 * *s.e2e_s);  // two exact sums, rounded apart
+    EXPECT_NEAR(*r.tpot_s, *s.tpot_s, 1e-9 * *s.tpot_s);
+    EXPECT_EQ(r.max_batch, s.max_batch);
+    EXPECT_EQ(r.kv_window_bytes_per_seq, s.kv_window_bytes_per_seq);
+  }
+}
+
+// Two stages whose times cross: bf16 weights with an fp8 cache (slow at short contexts) and
+// q4_0 weights with an f32 cache (slow at long ones). The closed-form sum follows the slowest
+// stage across the switch; the reference evaluates every step.
+TEST(Parallel, PipelineDecodeSumFollowsTheSlowestStageAcrossTheSwitch) {
+  const Model base = Load("llama-3.1-8b");
+  auto stage = [&](import::hf::RecipeOptions o) {
+    auto recipe = import::hf::ResolveRecipe(base.spec, o);
+    EXPECT_TRUE(recipe.has_value()) << recipe.error().message;
+    auto g = import::hf::BuildStepGraph(base.spec, *recipe);
+    EXPECT_TRUE(g.has_value()) << g.error().message;
+    return std::move(*g);
+  };
+  std::vector<StepGraph> stages;
+  stages.push_back(stage({.kv = "fp8_e4m3"}));
+  stages.push_back(stage({.weights = "q4_0", .kv = "f32"}));
+  const device::Device& dev = Dev("h100-sxm");
+  constexpr int64_t kBatch = 32, kMicro = 3, kFirst = 1000, kSteps = 1500;
+  auto times = [&](int64_t c) {
+    std::vector<double> t;
+    for (const StepGraph& g : stages) {
+      auto r = AnalyzeStep(g, DecodeBindings(kBatch, c), dev);
+      EXPECT_TRUE(r.has_value());
+      t.push_back(r->analysis.totals.time_s);
+    }
+    return t;
+  };
+  const std::vector<double> first = times(kFirst), last = times(kFirst + kSteps - 1);
+  ASSERT_GT(first[0], first[1]);  // the switch lies inside the request
+  ASSERT_LT(last[0], last[1]);
+  double reference = 0;
+  for (int64_t c = kFirst; c < kFirst + kSteps; ++c) reference += PipelineStepTime(times(c), kMicro);
+  auto sum = SumPipelineDecodeSteps(stages, dev, kBatch, kMicro, kFirst, kSteps);
+  ASSERT_TRUE(sum.has_value()) << sum.error().message;
+  EXPECT_NEAR(*sum, reference, 1e-9 * reference);
+}
+
+// Replaces the number after "field" in a config's JSON text.
+std::string SetNumber(std::string json, std::string_view field, int64_t value) {
+  const size_t at = json.find("\"" + std::string(field) + "\"");
+  EXPECT_NE(at, std::string::npos) << field;
+  const size_t digits = json.find_first_of("0123456789", at);
+  json.replace(digits, json.find_first_not_of("0123456789", digits) - digits,
+               std::to_string(value));
+  return json;
+}
+
+// A node whose bound changes inside the request: DeepSeek-V3's MLA attention over an fp8 cache
+// is memory-bound at short contexts and compute-bound at long ones (its FLOPs per cached byte
+// pass the H100's bf16 ridge near 11,500 tokens at 4 sequences). Two layers, two stages.
+TEST(Parallel, PipelineDecodeSumFollowsANodeAcrossItsRidge) {
+  const import::hf::Preset* p = import::hf::FindPreset("deepseek-v3");
+  const std::string json = SetNumber(SetNumber(std::string(p->json), "num_hidden_layers", 2),
+                                     "vocab_size", 1024);
+  auto spec = import::hf::ParseHfConfig(json, "deepseek-v3, two layers");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  auto recipe = import::hf::ResolveRecipe(*spec, {.kv = "fp8_e4m3"});
+  ASSERT_TRUE(recipe.has_value()) << recipe.error().message;
+  const Model m{*spec, *recipe};
+  const Deployment d = Plan(m, {.pp = 2});
+  std::vector<StepGraph> stages;
+  for (int64_t s = 0; s < 2; ++s) stages.push_back(Stage(m, d, s));
+  const device::Device& dev = Dev("h100-sxm");
+  constexpr int64_t kBatch = 4, kMicro = 2, kFirst = 11000, kSteps = 1500;
+  auto attention_bound = [&](int64_t c) {
+    auto r = AnalyzeStep(stages[1], DecodeBindings(kBatch, c), dev);
+    EXPECT_TRUE(r.has_value());
+    for (size_t i = 0; i < stages[1].graph.nodes.size(); ++i) {
+      if (stages[1].graph.nodes[i].op == ir::OpKind::kPagedAttention) {
+        return r->analysis.nodes[i].bound;
+      }
+    }
+    return roofline::Bound::kNone;
+  };
+  ASSERT_EQ(attention_bound(kFirst), roofline::Bound::kMemory);  // the ridge lies inside
+  ASSERT_EQ(attention_bound(kFirst + kSteps - 1), roofline::Bound::kCompute);
+  double reference = 0;
+  for (int64_t c = kFirst; c < kFirst + kSteps; ++c) {
+    std::vector<double> t;
+    for (const StepGraph& g : stages) {
+      auto r = AnalyzeStep(g, DecodeBindings(kBatch, c), dev);
+      ASSERT_TRUE(r.has_value());
+      t.push_back(r->analysis.totals.time_s);
+    }
+    reference += PipelineStepTime(t, kMicro);
+  }
+  auto sum = SumPipelineDecodeSteps(stages, dev, kBatch, kMicro, kFirst, kSteps);
+  ASSERT_TRUE(sum.has_value()) << sum.error().message;
+  EXPECT_NEAR(*sum, reference, 1e-9 * reference);
 }
 
 TEST(Parallel, InvalidDegreesNameTheOption) {

@@ -2,7 +2,9 @@
 #include "llm/parallel.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <span>
 
 #include "support/human_units.h"
 
@@ -219,10 +221,214 @@ Result<Deployment> PlanDeployment(const ModelSpec& spec, const Degrees& g,
   return d;
 }
 
+double PipelineStepTime(std::span<const double> stage_time_s, int64_t micro_batch_count) {
+  double sum_s = 0, max_s = 0;
+  for (double t : stage_time_s) {
+    sum_s += t;
+    max_s = std::max(max_s, t);
+  }
+  return sum_s + static_cast<double>(micro_batch_count - 1) * max_s;
+}
+
+namespace {
+
+// t(j) = at0 + slope · j over the steps j = 0..L of a stretch of contexts.
+struct Line {
+  double at0 = 0, slope = 0;
+  double At(double j) const { return at0 + slope * j; }
+};
+
+// Every stage's per-node costs and times of one decode step.
+struct StepSample {
+  std::vector<uint64_t> bytes, flops, bytes_link;  // all stages' nodes, stage after stage
+  std::vector<roofline::NodeTime> times;
+  std::vector<double> stage_time_s;
+};
+
+class PipelineDecodeSum {
+ public:
+  PipelineDecodeSum(std::span<const import::hf::StepGraph> stages, const device::Device& device,
+                    int64_t seqs, int64_t micro_batch_count)
+      : stages_(stages), device_(device), seqs_(seqs), micro_(micro_batch_count) {}
+
+  Result<StepSample> Eval(int64_t context) const {
+    StepSample s;
+    for (const import::hf::StepGraph& g : stages_) {
+      auto r = AnalyzeStep(g, DecodeBindings(seqs_, context), device_);
+      if (!r) return std::unexpected(r.error());
+      for (size_t i = 0; i < r->ledger.nodes.size(); ++i) {
+        const cost::NodeCost& c = r->ledger.nodes[i];
+        s.bytes.push_back(c.bytes());
+        s.flops.push_back(c.flops);
+        s.bytes_link.push_back(c.bytes_link);
+        s.times.push_back(r->analysis.nodes[i]);
+      }
+      s.stage_time_s.push_back(r->analysis.totals.time_s);
+    }
+    return s;
+  }
+
+  // Σ_{c=a}^{b} the pipeline's step time at context c.
+  Result<double> Sum(int64_t a, int64_t b) const {
+    if (b - a < 4) {
+      double total = 0;
+      for (int64_t c = a; c <= b; ++c) {
+        auto s = Eval(c);
+        if (!s) return std::unexpected(s.error());
+        total += PipelineStepTime(s->stage_time_s, micro_);
+      }
+      return total;
+    }
+    auto sa = Eval(a);
+    if (!sa) return std::unexpected(sa.error());
+    auto sa1 = Eval(a + 1);
+    if (!sa1) return std::unexpected(sa1.error());
+    auto sb = Eval(b);
+    if (!sb) return std::unexpected(sb.error());
+    if (!Affine(*sa, *sa1, *sb, b - a)) {
+      const int64_t mid = a + (b - a) / 2;
+      auto left = Sum(a, mid);
+      if (!left) return left;
+      auto right = Sum(mid + 1, b);
+      if (!right) return right;
+      return *left + *right;
+    }
+    return SumStretch(*sa, *sa1, b - a);
+  }
+
+ private:
+  static std::array<Line, 3> Lines(const roofline::NodeTime& t0, const roofline::NodeTime& t1) {
+    return {Line{t0.memory_s, t1.memory_s - t0.memory_s},
+            Line{t0.compute_s, t1.compute_s - t0.compute_s},
+            Line{t0.link_s, t1.link_s - t0.link_s}};
+  }
+
+  // Every node's bytes, FLOPs and link bytes at b lie on the line through a and a + 1 (exact
+  // integers), and so do its times (the same peak and link all along).
+  static bool Affine(const StepSample& a, const StepSample& a1, const StepSample& b,
+                     int64_t span) {
+    using I = __int128;
+    auto on_line = [&](uint64_t x0, uint64_t x1, uint64_t xb) {
+      return I(xb) - I(x0) == I(span) * (I(x1) - I(x0));
+    };
+    const auto j = static_cast<double>(span);
+    for (size_t i = 0; i < a.bytes.size(); ++i) {
+      if (!on_line(a.bytes[i], a1.bytes[i], b.bytes[i]) ||
+          !on_line(a.flops[i], a1.flops[i], b.flops[i]) ||
+          !on_line(a.bytes_link[i], a1.bytes_link[i], b.bytes_link[i])) {
+        return false;
+      }
+      const std::array<Line, 3> lines = Lines(a.times[i], a1.times[i]);
+      const std::array<double, 3> at_b = {b.times[i].memory_s, b.times[i].compute_s,
+                                          b.times[i].link_s};
+      for (size_t k = 0; k < 3; ++k) {
+        if (std::abs(lines[k].At(j) - at_b[k]) > 1e-9 * std::max(std::abs(at_b[k]), 1e-12)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  // Σ_{j=0}^{L} of the step time on an affine stretch. A node's time is the max of its three
+  // lines, so each stage time is affine between the steps where two of a node's lines cross;
+  // between those cuts the step is summed by SumSegment.
+  double SumStretch(const StepSample& a, const StepSample& a1, int64_t last) const {
+    std::vector<std::array<Line, 3>> lines(a.times.size());
+    std::vector<int64_t> cuts;  // a cut k ends a segment at step k
+    for (size_t i = 0; i < lines.size(); ++i) {
+      lines[i] = Lines(a.times[i], a1.times[i]);
+      for (size_t p = 0; p < 3; ++p) {
+        for (size_t q = p + 1; q < 3; ++q) {
+          const double d0 = lines[i][p].at0 - lines[i][q].at0;
+          const double d1 = lines[i][q].slope - lines[i][p].slope;
+          if (d1 == 0) continue;
+          const double x = d0 / d1;  // where line p meets line q
+          if (x >= 0 && x < static_cast<double>(last)) cuts.push_back(static_cast<int64_t>(x));
+        }
+      }
+    }
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    cuts.push_back(last);
+
+    // Which stage each node belongs to.
+    std::vector<size_t> stage_end;
+    size_t end = 0;
+    for (const import::hf::StepGraph& g : stages_) stage_end.push_back(end += g.graph.nodes.size());
+
+    // Stage times at step j, each node at the max of its lines.
+    auto stage_times = [&](int64_t j, std::vector<double>& out) {
+      out.assign(stage_end.size(), 0.0);
+      const auto x = static_cast<double>(j);
+      size_t s = 0;
+      for (size_t i = 0; i < lines.size(); ++i) {
+        while (i >= stage_end[s]) ++s;
+        out[s] += std::max({lines[i][0].At(x), lines[i][1].At(x), lines[i][2].At(x)});
+      }
+    };
+    double total = 0;
+    int64_t start = 0;
+    std::vector<double> at_start, at_end;
+    for (int64_t cut : cuts) {
+      stage_times(start, at_start);
+      stage_times(cut, at_end);
+      std::vector<Line> stage(stage_end.size());
+      for (size_t s = 0; s < stage.size(); ++s) {
+        stage[s].at0 = at_start[s];
+        stage[s].slope =
+            cut > start ? (at_end[s] - at_start[s]) / static_cast<double>(cut - start) : 0.0;
+      }
+      total += SumSegment(stage, cut - start);
+      start = cut + 1;
+    }
+    return total;
+  }
+
+  // Σ_{j=0}^{L} PipelineStepTime(stage lines at j): cut again where the slowest stage changes
+  // (its slope only rises along the way); between cuts the step is affine, so the sum is the
+  // count of steps times the step at the midpoint.
+  double SumSegment(const std::vector<Line>& stage, int64_t last) const {
+    double total = 0;
+    std::vector<double> mid_times(stage.size());
+    for (int64_t start = 0; start <= last;) {
+      const auto x0 = static_cast<double>(start);
+      size_t lead = 0;
+      for (size_t s = 1; s < stage.size(); ++s) {
+        const double v = stage[s].At(x0), best = stage[lead].At(x0);
+        if (v > best || (v == best && stage[s].slope > stage[lead].slope)) lead = s;
+      }
+      int64_t end = last;
+      for (size_t s = 0; s < stage.size(); ++s) {
+        if (stage[s].slope <= stage[lead].slope) continue;
+        const double x = (stage[lead].at0 - stage[s].at0) / (stage[s].slope - stage[lead].slope);
+        if (x < static_cast<double>(end)) end = std::max(start, static_cast<int64_t>(x));
+      }
+      const double mid = (x0 + static_cast<double>(end)) / 2;
+      for (size_t s = 0; s < stage.size(); ++s) mid_times[s] = stage[s].At(mid);
+      total += static_cast<double>(end - start + 1) * PipelineStepTime(mid_times, micro_);
+      start = end + 1;
+    }
+    return total;
+  }
+
+  std::span<const import::hf::StepGraph> stages_;
+  const device::Device& device_;
+  int64_t seqs_, micro_;
+};
+
+}  // namespace
+
+Result<double> SumPipelineDecodeSteps(std::span<const import::hf::StepGraph> stages,
+                                      const device::Device& device, int64_t seqs,
+                                      int64_t micro_batch_count, int64_t first, int64_t steps) {
+  if (steps <= 0) return 0.0;
+  return PipelineDecodeSum(stages, device, seqs, micro_batch_count).Sum(first, first + steps - 1);
+}
+
 namespace {
 
 struct StageResult {
-  import::hf::StepGraph graph;
   StepResult step;
   ModelFigures figures;
   uint64_t bytes_per_seq = 0;
@@ -233,10 +439,6 @@ struct StageResult {
 Result<ParallelRun> RunDeployment(const ModelSpec& spec, const import::hf::Recipe& recipe,
                                   const device::Device& device, const Request& request,
                                   const Deployment& d) {
-  if (request.gen_len) {
-    return OptionError("--gen-len", "whole-request timing is not modelled on multi-device "
-                                    "deployments yet; time the prefill and decode steps apart");
-  }
   auto full = import::hf::BuildStepGraph(spec, recipe);
   if (!full) return std::unexpected(Wrap(spec.origin, full.error()));
   auto model = ComputeModelFigures(*full);
@@ -252,8 +454,12 @@ Result<ParallelRun> RunDeployment(const ModelSpec& spec, const import::hf::Recip
   const cost::Workload workload =
       prefill ? PrefillBindings(seqs, request.prompt) : DecodeBindings(seqs, request.context);
   const int64_t prompt = prefill ? request.prompt : request.context;
+  // As RunRequest: the most tokens a sequence's cache holds during the request.
+  const int64_t memory_context = prompt + request.gen_len.value_or(0);
 
+  std::vector<import::hf::StepGraph> graphs;
   std::vector<StageResult> stages;
+  graphs.reserve(static_cast<size_t>(d.pp));
   stages.reserve(static_cast<size_t>(d.pp));
   for (int64_t s = 0; s < d.pp; ++s) {
     auto graph = import::hf::BuildStepGraph(spec, recipe, d.Shard(s));
@@ -269,18 +475,20 @@ Result<ParallelRun> RunDeployment(const ModelSpec& spec, const import::hf::Recip
     if (!step) return std::unexpected(step.error());
     auto figures = ComputeModelFigures(*graph);
     if (!figures) return std::unexpected(figures.error());
-    const uint64_t per_seq = BytesPerSeq(*graph, *figures, prompt);
-    stages.push_back({std::move(*graph), std::move(*step), *figures, per_seq});
+    const uint64_t per_seq = BytesPerSeq(*graph, *figures, memory_context);
+    graphs.push_back(std::move(*graph));
+    stages.push_back({std::move(*step), *figures, per_seq});
   }
 
-  double sum_t = 0, max_t = 0, sum_floor = 0, max_floor = 0;
+  std::vector<double> stage_time_s, stage_floor_s;
+  double sum_t = 0, max_t = 0;
   size_t busiest = 0;
   uint64_t max_batch = UINT64_MAX, max_weights = 0, max_kv = 0, max_state = 0;
   for (size_t s = 0; s < stages.size(); ++s) {
     const roofline::Totals& t = stages[s].step.analysis.totals;
+    stage_time_s.push_back(t.time_s);
+    stage_floor_s.push_back(t.fused_floor_s);
     sum_t += t.time_s;
-    sum_floor += t.fused_floor_s;
-    max_floor = std::max(max_floor, t.fused_floor_s);
     if (t.time_s > max_t) {
       max_t = t.time_s;
       busiest = s;
@@ -292,9 +500,8 @@ Result<ParallelRun> RunDeployment(const ModelSpec& spec, const import::hf::Recip
                                   request.mem_util);
     max_batch = std::min(max_batch, fit);
   }
-  const auto extra = static_cast<double>(micro_count - 1);
-  const double step_s = sum_t + extra * max_t;
-  const double floor_s = sum_floor + extra * max_floor;
+  const double step_s = PipelineStepTime(stage_time_s, micro_count);
+  const double floor_s = PipelineStepTime(stage_floor_s, micro_count);
 
   ParallelRun out;
   Run& run = out.run;
@@ -306,12 +513,32 @@ Result<ParallelRun> RunDeployment(const ModelSpec& spec, const import::hf::Recip
   f.weight_bytes = model->weight_bytes;
   f.kv_bytes_per_token = model->kv_bytes_per_token;
   f.state_bytes_per_seq = model->state_bytes_per_seq;
-  f.kv_window_bytes_per_seq = KvWindowBytesPerSeq(*full, prompt);
+  f.kv_window_bytes_per_seq = KvWindowBytesPerSeq(*full, memory_context);
   f.step_time_s = step_s;
   const double tokens = prefill ? static_cast<double>(b) * static_cast<double>(request.prompt)
                                 : static_cast<double>(b);
   f.tokens_per_s = step_s > 0 ? tokens / step_s : 0;
   if (prefill) f.ttft_s = step_s;
+  if (request.gen_len) {
+    // As RunRequest: the prefill of the prompt, then O decode steps over the growing context,
+    // each step on the deployment (same micro-batches and per-device sequences).
+    const int64_t gen = *request.gen_len;
+    double ttft = step_s;
+    if (!prefill) {
+      std::vector<double> prefill_s;
+      for (const import::hf::StepGraph& g : graphs) {
+        auto p = AnalyzeStep(g, PrefillBindings(seqs, prompt), device);
+        if (!p) return std::unexpected(p.error());
+        prefill_s.push_back(p->analysis.totals.time_s);
+      }
+      ttft = PipelineStepTime(prefill_s, micro_count);
+    }
+    auto decode = SumPipelineDecodeSteps(graphs, device, seqs, micro_count, prompt, gen);
+    if (!decode) return std::unexpected(decode.error());
+    f.ttft_s = ttft;
+    f.e2e_s = ttft + *decode;
+    f.tpot_s = gen > 0 ? *decode / static_cast<double>(gen) : 0.0;
+  }
   // Every device of a stage holds the sequences of its attention replica: max_batch replicas.
   f.max_batch = max_batch * static_cast<uint64_t>(d.dp_attention);
   f.fits = static_cast<uint64_t>(b) <= f.max_batch;
@@ -344,6 +571,13 @@ Result<ParallelRun> RunDeployment(const ModelSpec& spec, const import::hf::Recip
   if (d.pp > 1) p.pp_scope = d.pp_scope;
 
   run.assumptions = d.assumptions;
+  if (request.gen_len) {
+    const int64_t gen = *request.gen_len;
+    run.assumptions.push_back("request: prefill of " + Str(prompt) + " tokens, then " + Str(gen) +
+                              " decode steps at contexts " + Str(prompt) + ".." +
+                              Str(prompt + gen - 1) + ", each a step of the deployment; "
+                              "tpot_s = decode time / " + Str(gen));
+  }
   if (d.pp > 1) {
     run.assumptions.push_back(
         "pipeline: " + Str(micro_count) + " micro-batches of " + Str(micro) +
@@ -358,10 +592,10 @@ Result<ParallelRun> RunDeployment(const ModelSpec& spec, const import::hf::Recip
   run.assumptions.push_back(
       "memory per device: weights (" +
       HumanBytes(static_cast<double>(stages[busiest].figures.weight_bytes)) + " on the busiest " +
-      "device) + KV and state of " + Str(prompt) + " tokens for " + Str(resident) +
+      "device) + KV and state of " + Str(memory_context) + " tokens for " + Str(resident) +
       " sequences within " + Str(static_cast<int64_t>(std::lround(request.mem_util * 100))) +
       "% of " + HumanBytes(device.memory_bytes));
-  out.busiest_graph = std::move(stages[busiest].graph.graph);
+  out.busiest_graph = std::move(graphs[busiest].graph);
   run.step = std::move(stages[busiest].step);
   return out;
 }

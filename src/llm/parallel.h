@@ -15,13 +15,17 @@
 // hop paces the pipeline).
 //
 // Step time (the estimate, communication not overlapped): each stage's micro-batch time t_s is
-// its device's Σ node times (collectives included); the step is Σ t_s + (M − 1) · max t_s, so
-// equal stages give the classic bubble (P − 1)/(M + P − 1). The floor replaces t_s by the
-// device's fused floor, where communication overlaps compute.
+// its device's Σ node times (collectives included); the step is PipelineStepTime, so equal
+// stages give the classic bubble (P − 1)/(M + P − 1). The floor replaces t_s by the device's
+// fused floor, where communication overlaps compute.
+//
+// The whole request (--gen-len O) is the deployment's prefill step (TTFT), then O decode steps
+// at contexts P, P + 1, ..., P + O − 1, each timed as that one decode step would be.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,13 +64,34 @@ struct Deployment {
   import::hf::DeviceShard Shard(int64_t stage) const;
 };
 
+// The step time of a pipeline whose stages take stage_time_s[s] seconds per micro-batch, over
+// M = micro_batch_count micro-batches:
+//   step_s = Σ_s t_s + (M − 1) · max_s t_s
+// (the first micro-batch crosses every stage; each further one leaves one slowest-stage time
+// later). Equal stages give the bubble (P − 1)/(M + P − 1); one stage gives M · t. Every
+// figure that combines stage times (step, floor, each step of a request, sweeps) uses this.
+double PipelineStepTime(std::span<const double> stage_time_s, int64_t micro_batch_count);
+
+// Σ of the deployment's decode step times over contexts first, first + 1, ...,
+// first + steps − 1: each step is PipelineStepTime of the stages' decode times at batch
+// `seqs` (one device's sequences per micro-batch). Exact and fast: every node's bytes, FLOPs
+// and link bytes are piecewise affine in the context, so each affine stretch (found by
+// evaluating a few contexts) is cut where any node's memory, compute or link line overtakes
+// another and where the slowest stage changes; between cuts the step is affine and summed in
+// closed form.
+Result<double> SumPipelineDecodeSteps(std::span<const import::hf::StepGraph> stages,
+                                      const device::Device& device, int64_t seqs,
+                                      int64_t micro_batch_count, int64_t first, int64_t steps);
+
 // Checks the degrees against the model and the device; errors name the option and the reason
 // ("option '--tp': 64 attention heads are not divisible by 3").
 Result<Deployment> PlanDeployment(const import::hf::ModelSpec& spec, const Degrees& degrees,
                                   const device::Device& device);
 
 // The request on the deployment: `totals`/`nodes` (run.step) are the busiest device's step,
-// the figures the deployment's, plus the parallel block.
+// the figures the deployment's, plus the parallel block. With request.gen_len the figures add
+// the whole request as RunRequest does (ttft_s, e2e_s, tpot_s), and memory holds the prompt
+// plus the generated tokens.
 struct ParallelRun {
   Run run;
   ir::Graph busiest_graph;  // the graph run.step costs
