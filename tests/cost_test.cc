@@ -1083,5 +1083,40 @@ TEST(RulesTest, OpKindTableRoundTrips) {
   EXPECT_FALSE(ir::ParseOpKind("LogSoftmax").has_value());  // importers map it onto Softmax
 }
 
+// Resolved dims live in blocks sized for rank 4 per tensor; tensors of higher rank spill into
+// further blocks and still resolve exactly.
+TEST(LedgerSeedTest, HighRankTensorsResolveExactly) {
+  GraphBuilder b("rank12");
+  const std::vector<testing::D> shape(12, testing::D(2));  // 2^12 = 4096 elements
+  b.Input("x", shape);
+  b.Tensor("y", shape);
+  b.Tensor("z", shape);
+  b.Node("neg", OpKind::kNeg, {"x"}, {"y"});
+  b.Node("abs", OpKind::kAbs, {"y"}, {"z"});
+  const Ledger l = MustLedger(b.Build());
+  for (const NodeCost& c : l.nodes) {
+    EXPECT_EQ(c.bytes_read, 4096u * 4);
+    EXPECT_EQ(c.bytes_written, 4096u * 4);
+    EXPECT_EQ(c.flops, 4096u);  // one per output element
+  }
+  EXPECT_EQ(l.essential_io_bytes, 4096u * 4 * 2);  // x read once, z written once
+}
+
+// A node with more inputs than NodeCost::floor_input can name: every graph input still counts
+// its full size in the fused floor (input 255 is not mistaken for "no floor input").
+TEST(LedgerSeedTest, ManyInputsEachCountOnceInTheFloor) {
+  GraphBuilder b("concat");
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 300; ++i) {
+    inputs.push_back("x" + std::to_string(i));
+    b.Input(inputs.back(), {1, 4});
+  }
+  b.Tensor("y", {300, 4});
+  b.Node("cat", OpKind::kConcat, inputs, {"y"});
+  const Ledger l = MustLedger(b.Build());
+  EXPECT_EQ(l.nodes[0].bytes_read, 300u * 4 * 4);
+  EXPECT_EQ(l.essential_io_bytes, 300u * 4 * 4 + 300u * 4 * 4);  // inputs read, y written
+}
+
 }  // namespace
 }  // namespace opscope::cost

@@ -142,22 +142,39 @@ Result<expr::Bindings> Bind(const ir::Graph& g, const Workload& workload,
   return b;
 }
 
-// Evaluates every tensor's shape and byte size under `b` (see ResolveTensor).
-Result<void> Resolve(const ir::Graph& g, const expr::Bindings& b,
-                     std::vector<int64_t>& storage, std::vector<ResolvedTensor>& out) {
-  size_t total_dims = 0;
-  for (const ir::Tensor& t : g.tensors) total_dims += t.shape.size();
-  ReserveHugePages(storage, total_dims);
-  storage.assign(total_dims, 0);
+// Storage for resolved dims that never moves once written (the resolved tensors' spans point
+// into it), filled in one pass without first counting every tensor's rank: blocks of
+// `block_dims` dims, a new one whenever the next tensor's dims do not fit in the current one.
+// Only the pages a block's dims touch are ever faulted in.
+class DimsArena {
+ public:
+  explicit DimsArena(size_t block_dims) : block_dims_(block_dims) {}
+
+  std::span<int64_t> Take(size_t rank) {
+    if (blocks_.empty() || blocks_.back().size() + rank > blocks_.back().capacity()) {
+      blocks_.emplace_back();
+      ReserveHugePages(blocks_.back(), std::max(rank, block_dims_));
+    }
+    std::vector<int64_t>& block = blocks_.back();
+    block.resize(block.size() + rank);  // within capacity: never reallocates
+    return std::span<int64_t>(block.data() + block.size() - rank, rank);
+  }
+
+ private:
+  size_t block_dims_;
+  std::vector<std::vector<int64_t>> blocks_;
+};
+
+// Evaluates every tensor's shape and byte size under `b` (see ResolveTensor), in one pass
+// over the graph's tensors. Sets `explicit_outputs` when some tensor has role output.
+Result<void> Resolve(const ir::Graph& g, const expr::Bindings& b, DimsArena& dims,
+                     std::vector<ResolvedTensor>& out, bool& explicit_outputs) {
   ReserveHugePages(out, g.tensors.size());
-  out.resize(g.tensors.size());
-  size_t offset = 0;
-  for (size_t i = 0; i < g.tensors.size(); ++i) {
-    const size_t rank = g.tensors[i].shape.size();
-    auto ok = ResolveTensor(g, g.tensors[i], b, std::span<int64_t>(storage.data() + offset, rank),
-                            out[i]);
+  explicit_outputs = false;
+  for (const ir::Tensor& t : g.tensors) {
+    explicit_outputs |= t.role == ir::Role::kOutput;
+    auto ok = ResolveTensor(g, t, b, dims.Take(t.shape.size()), out.emplace_back());
     if (!ok) return ok;
-    offset += rank;
   }
   return {};
 }
@@ -217,14 +234,15 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
   Ledger ledger;
   auto bindings = Bind(graph, workload, ledger.bound_dims);
   if (!bindings) return std::unexpected(bindings.error());
-  std::vector<int64_t> storage;
+  // Room for rank 4 per tensor in the first block (most graphs' tensors have rank <= 4).
+  DimsArena dims(4 * graph.tensors.size() + 16);
   std::vector<ResolvedTensor> resolved;
-  if (auto ok = Resolve(graph, *bindings, storage, resolved); !ok) {
+  bool explicit_outputs = false;
+  if (auto ok = Resolve(graph, *bindings, dims, resolved, explicit_outputs); !ok) {
     return std::unexpected(ok.error());
   }
 
-  ReserveHugePages(ledger.nodes, graph.nodes.size());
-  ledger.nodes.resize(graph.nodes.size());
+  ReserveHugePages(ledger.nodes, graph.nodes.size());  // filled one entry per node below
   std::vector<std::string> assumptions;
   // Per tensor: the most any costed node must read of it (weights and graph inputs), and
   // flags for the essential-output pass after the loop.
@@ -233,13 +251,11 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
   ReserveHugePages(floor_need, graph.tensors.size());
   floor_need.assign(graph.tensors.size(), 0);
   std::vector<uint8_t> flags(graph.tensors.size(), 0);
-  bool explicit_outputs = false;
-  for (const ir::Tensor& t : graph.tensors) explicit_outputs |= t.role == ir::Role::kOutput;
 
   std::vector<const ResolvedTensor*> ins, outs;  // reused across nodes
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = graph.nodes[i];
-    NodeCost& cost = ledger.nodes[i];
+    NodeCost& cost = ledger.nodes.emplace_back();  // reserved: never reallocates
     bool all_resolved = true;
     for (ir::TensorId t : node.inputs) {
       flags[t] |= kConsumed;
@@ -291,7 +307,8 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
       const ir::TensorId t = node.inputs[k];
       const ResolvedTensor& r = resolved[t];
       if (r.IsWeight() || r.role == ir::Role::kInput || (flags[t] & kInputView)) {
-        const uint64_t need = k == cost.floor_input ? cost.floor_input_bytes : r.bytes;
+        const bool floor_input = cost.floor_input != NodeCost::kNoInput && k == cost.floor_input;
+        const uint64_t need = floor_input ? cost.floor_input_bytes : r.bytes;
         floor_need[t] = std::max(floor_need[t], need);
       }
     }

@@ -36,11 +36,14 @@ struct NodeCost {
   format::MmaClass mma_class = format::MmaClass::kNone;
   format::MmaClass floor_class = format::MmaClass::kNone;
   Note note = Note::kNone;
+  // A collective: the roofline times its link traffic (bytes_link) as well.
+  bool collective = false;
   // An input the fused floor reads at less than its full size (routed experts at top_k
-  // experts, an embedding table or gathered data at the gathered rows), by input position.
-  // Every other weight or graph input counts its full size once per step.
-  static constexpr uint16_t kNoInput = UINT16_MAX;
-  uint16_t floor_input = kNoInput;
+  // experts, an embedding table or gathered data at the gathered rows), by input position
+  // (the rules that set it name input 0 or 1). Every other weight or graph input counts its
+  // full size once per step.
+  static constexpr uint8_t kNoInput = UINT8_MAX;
+  uint8_t floor_input = kNoInput;
   uint64_t floor_input_bytes = 0;
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;

@@ -683,6 +683,7 @@ RuleResult CollectiveRule(const RuleInput& in, NodeCost& c) {
   }
   if (!link) return BadInput(in, "link bytes overflow 64 bits");
   c.bytes_link = *link;
+  c.collective = true;
   return {};
 }
 

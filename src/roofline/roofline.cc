@@ -73,8 +73,7 @@ Result<double> LinkTime(const ir::Node& node, const cost::NodeCost& c,
 Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
                           const device::Device& device) {
   Analysis a;
-  ReserveHugePages(a.nodes, ledger.nodes.size());
-  a.nodes.resize(ledger.nodes.size());
+  ReserveHugePages(a.nodes, ledger.nodes.size());  // filled one entry per node below
   Totals& t = a.totals;
   const double bw = device.dram_bytes_per_s;
   const auto vector_peak = device.Peak(MmaClass::kFp32);
@@ -86,12 +85,13 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
   t.nodes = ledger.nodes.size();
   for (size_t i = 0; i < ledger.nodes.size(); ++i) {
     const cost::NodeCost& c = ledger.nodes[i];
+    NodeTime& nt = a.nodes.emplace_back();  // reserved: never reallocates
     if (!c.costed) continue;
     ++t.nodes_costed;
     const bool mma = c.mma_class != MmaClass::kNone && c.flops > 0;
-    NodeTime& nt = a.nodes[i];
     nt.memory_s = static_cast<double>(c.bytes()) / bw;
-    if (ir::Family(graph.nodes[i].op) == ir::OpFamily::kCollective) {
+    // The ledger marks collectives, so only they read the graph's node (its attributes).
+    if (c.collective) {
       auto link = LinkTime(graph.nodes[i], c, device, no_latency);
       if (!link) return std::unexpected(link.error());
       nt.link_s = *link;
