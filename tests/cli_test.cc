@@ -58,8 +58,10 @@ class CliTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(tmp_); }
 
   // Runs opscope with `args` from the source directory; captures status, stdout, stderr.
-  Outcome Run(const std::vector<std::string>& args) {
-    std::string cmd = "cd " + ShellQuote(kSource) + " && " + ShellQuote(kBinary);
+  // `env` ("NAME=value ..."), and another copy of the binary, for the plugin tests.
+  Outcome Run(const std::vector<std::string>& args, const std::string& env = "",
+              const std::string& binary = kBinary) {
+    std::string cmd = "cd " + ShellQuote(kSource) + " && " + env + " " + ShellQuote(binary);
     for (const std::string& a : args) cmd += " " + ShellQuote(a);
     const fs::path out = tmp_ / "stdout", err = tmp_ / "stderr";
     cmd += " >" + ShellQuote(out.string()) + " 2>" + ShellQuote(err.string()) + " </dev/null";
@@ -104,6 +106,38 @@ const std::vector<std::string> kMlp = {"analyze",  "tests/golden/mlp.json",
 std::vector<std::string> With(std::vector<std::string> base, std::vector<std::string> more) {
   base.insert(base.end(), more.begin(), more.end());
   return base;
+}
+
+// ---- The ONNX importer plugin ----------------------------------------------------------------
+
+// The binary loads opscope-onnx.so from beside itself on the first .onnx file; without it (or
+// with a broken one) analyzing ONNX is an error naming the model and the plugin, and nothing
+// else changes.
+TEST_F(CliTest, OnnxPluginMissingOrBrokenIsAClearError) {
+  const fs::path lone = tmp_ / "opscope";
+  fs::copy_file(kBinary, lone);
+  const std::string model = "tests/fixtures/onnx/einsum.onnx";
+  Outcome o = Run({"analyze", model}, "", lone.string());
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_EQ(o.out, "");
+  EXPECT_TRUE(o.err.starts_with("opscope: error: " + model + ": the ONNX importer plugin "
+                                "opscope-onnx.so is missing")) << o.err;
+  EXPECT_NE(o.err.find("OPSCOPE_ONNX_PLUGIN"), std::string::npos) << o.err;
+  // Graph JSON needs no plugin.
+  o = Run(kMlp, "", lone.string());
+  EXPECT_EQ(o.status, 0) << o.err;
+
+  const std::string junk = Write("junk.so", "not a shared object");
+  o = Run({"analyze", model}, "OPSCOPE_ONNX_PLUGIN=" + ShellQuote(junk), lone.string());
+  EXPECT_EQ(o.status, 2) << o.err;
+  EXPECT_NE(o.err.find("cannot load the ONNX importer plugin '" + junk + "'"), std::string::npos)
+      << o.err;
+  // The plugin the build made, named explicitly, works from anywhere.
+  const fs::path plugin = fs::path(kBinary).parent_path() / "opscope-onnx.so";
+  o = Run({"analyze", model, "--format", "json"}, "OPSCOPE_ONNX_PLUGIN=" + ShellQuote(plugin.string()),
+          lone.string());
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_TRUE(o.out.starts_with("{\"schema_version\":1,")) << o.out.substr(0, 80);
 }
 
 // ---- Goldens ---------------------------------------------------------------------------------
