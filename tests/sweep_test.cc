@@ -20,6 +20,7 @@
 #include "import/hf_config/recipe.h"
 #include "import/hf_config/step_graph.h"
 #include "llm/llm.h"
+#include "llm/parallel.h"
 #include "sweep/step_plan.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_list.h"
@@ -246,6 +247,71 @@ TEST(RunSweep, RowsEqualRunRequest) {
   }
 }
 
+// Deployments: each row equals llm::RunDeployment at its point, decode and prefill, with
+// pipelines whose micro-batches split the batch unevenly.
+TEST(RunSweep, DeploymentRowsEqualRunDeployment) {
+  for (const char* preset : {"deepseek-v3", "llama-3.1-70b-instruct"}) {
+    const import::hf::Preset* p = import::hf::FindPreset(preset);
+    ASSERT_NE(p, nullptr) << preset;
+    auto spec = import::hf::ParseHfConfig(p->json, preset);
+    ASSERT_TRUE(spec);
+    for (llm::Phase phase : {llm::Phase::kDecode, llm::Phase::kPrefill}) {
+      SweepSpec s;
+      s.model_name = preset;
+      s.origin = preset;
+      s.model = &*spec;
+      s.phase = phase;
+      s.batches = {1, 5, 64};
+      s.contexts = {1, 511, 4096};
+      s.devices = {*device::ResolveDevice("h200")};
+      s.weights = {std::nullopt};
+      s.tps = {1, 2};
+      s.eps = {1, 8};
+      s.pps = {1, 3};
+      auto rep = RunSweep(s);
+      ASSERT_TRUE(rep) << rep.error().message;
+      EXPECT_EQ(rep->points_by_full_analysis, 0u);
+      auto recipe = import::hf::ResolveRecipe(*spec, {});
+      auto whole = import::hf::BuildStepGraph(*spec, *recipe);
+      for (const report::SweepRow& row : rep->rows) {
+        const report::SweepDeployment& d = rep->deployments[row.deployment];
+        llm::Request r;
+        r.phase = phase;
+        r.batch = row.batch;
+        r.context = row.context;
+        r.prompt = row.context;
+        llm::Degrees g{d.tp, d.ep, d.pp, d.dp_attention, std::nullopt, std::nullopt};
+        const std::string where = std::string(preset) + " tp " + std::to_string(d.tp) + " ep " +
+                                  std::to_string(d.ep) + " pp " + std::to_string(d.pp) + " " +
+                                  std::to_string(row.batch) + "x" + std::to_string(row.context);
+        report::LlmFigures f;
+        if (!g.MultiDevice()) {
+          auto run = llm::RunRequest(*whole, *recipe, s.devices[0], r);
+          ASSERT_TRUE(run) << where;
+          f = run->figures;
+        } else {
+          auto deployment = llm::PlanDeployment(*spec, g, s.devices[0]);
+          ASSERT_TRUE(deployment) << where << ": " << deployment.error().message;
+          auto run = llm::RunDeployment(*spec, *recipe, s.devices[0], r, *deployment);
+          ASSERT_TRUE(run) << where << ": " << run.error().message;
+          f = run->run.figures;
+        }
+        EXPECT_EQ(row.step_time_s, f.step_time_s) << where;
+        EXPECT_EQ(row.tokens_per_s, f.tokens_per_s) << where;
+        EXPECT_EQ(row.max_batch, f.max_batch) << where;
+        EXPECT_EQ(row.fits, f.fits) << where;
+        if (phase == llm::Phase::kPrefill) {
+          EXPECT_EQ(row.ttft_s, f.ttft_s) << where;
+        }
+      }
+      // llama-3.1-70b has no experts: ep 8 is skipped, with the reason.
+      const size_t deployments = std::string(preset) == "deepseek-v3" ? 8 : 4;
+      EXPECT_EQ(rep->rows.size(), deployments * 3 * 3) << preset;
+      EXPECT_EQ(rep->skipped.size(), 8 - deployments) << preset;
+    }
+  }
+}
+
 TEST(RunSweep, GenLenRunsTheFullRequest) {
   const import::hf::Preset* p = import::hf::FindPreset("llama-3.1-8b");
   auto spec = import::hf::ParseHfConfig(p->json, "llama-3.1-8b");
@@ -338,38 +404,90 @@ std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
   return rows;
 }
 
-TEST(SweepCli, RowsEqualIndividualLlmRuns) {
-  const Outcome sweep = RunOpscope(
-      "sweep llm gpt-oss-20b --batch 1,4 --context 127..129,4096 --device h100-sxm,h200");
+// The column of `name` in a CSV header row.
+size_t Column(const std::vector<std::string>& header, std::string_view name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  EXPECT_NE(it, header.end()) << name;
+  return static_cast<size_t>(it - header.begin());
+}
+
+// Every sweep row equals `opscope llm` run alone at its point: step time, tokens/s, time per
+// output token, max batch, fits, and the bound of the (busiest device's) step.
+void ExpectRowsEqualLlmRuns(const std::string& model, const std::string& sweep_args,
+                            size_t expected_rows) {
+  const Outcome sweep = RunOpscope("sweep llm " + model + " " + sweep_args);
   ASSERT_EQ(sweep.status, 0) << sweep.err;
   const auto rows = ParseCsv(sweep.out);
-  ASSERT_EQ(rows.size(), 1u + 2 * 2 * 4);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"model", "device", "recipe", "phase", "batch",
-                                               "context", "step_time_s", "tokens_per_s", "tpot_s",
-                                               "ttft_s", "bound", "max_batch", "fits"}));
+  ASSERT_EQ(rows.size(), 1u + expected_rows);
+  const std::vector<std::string>& h = rows[0];
+  EXPECT_EQ(h, (std::vector<std::string>{"model", "device", "recipe", "phase", "tp", "ep", "pp",
+                                         "dp_attention", "devices", "batch", "context",
+                                         "step_time_s", "tokens_per_s", "tpot_s", "ttft_s",
+                                         "bound", "max_batch", "fits"}));
   simdjson::dom::parser parser;
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    ASSERT_EQ(r.size(), 13u);
-    const Outcome one = RunOpscope("llm gpt-oss-20b --device " + r[1] + " --batch " + r[4] +
-                            " --context " + r[5] + " --format json");
-    ASSERT_EQ(one.status, 0) << one.err;
+    ASSERT_EQ(r.size(), h.size());
+    auto at = [&](std::string_view name) { return r[Column(h, name)]; };
+    std::string args = "llm " + model + " --device " + at("device") + " --batch " + at("batch") +
+                       " --context " + at("context") + " --format json";
+    if (at("devices") != "1") {
+      args += " --tp " + at("tp") + " --ep " + at("ep") + " --pp " + at("pp") +
+              " --dp-attention " + at("dp_attention");
+    }
+    const Outcome one = RunOpscope(args);
+    ASSERT_EQ(one.status, 0) << args << ": " << one.err;
     simdjson::dom::element doc = parser.parse(one.out);
     const double step = doc["llm"]["step_time_s"].get_double();
     const double tps = doc["llm"]["tokens_per_s"].get_double();
-    EXPECT_EQ(std::strtod(r[6].c_str(), nullptr), step) << r[1] << " " << r[4] << "x" << r[5];
-    EXPECT_EQ(std::strtod(r[7].c_str(), nullptr), tps);
-    EXPECT_EQ(std::strtod(r[8].c_str(), nullptr), step);  // decode: tpot = the step time
-    EXPECT_EQ(r[11], std::to_string(doc["llm"]["max_batch"].get_uint64().value()));
-    EXPECT_EQ(r[12], doc["llm"]["fits"].get_bool().value() ? "true" : "false");
+    EXPECT_EQ(std::strtod(at("step_time_s").c_str(), nullptr), step) << args;
+    EXPECT_EQ(std::strtod(at("tokens_per_s").c_str(), nullptr), tps) << args;
+    EXPECT_EQ(std::strtod(at("tpot_s").c_str(), nullptr), step) << args;  // decode: the step
+    EXPECT_EQ(at("max_batch"), std::to_string(doc["llm"]["max_batch"].get_uint64().value())) << args;
+    EXPECT_EQ(at("fits"), doc["llm"]["fits"].get_bool().value() ? "true" : "false") << args;
     double memory_s = 0, compute_s = 0;
     for (simdjson::dom::element n : doc["nodes"].get_array()) {
       const std::string_view bound = n["bound"].get_string();
       if (bound == "memory") memory_s += n["time_s"].get_double();
       if (bound == "compute") compute_s += n["time_s"].get_double();
     }
-    EXPECT_EQ(r[10], compute_s > memory_s ? "compute" : "memory");
+    EXPECT_EQ(at("bound"), compute_s > memory_s ? "compute" : "memory") << args;
   }
+}
+
+TEST(SweepCli, RowsEqualIndividualLlmRuns) {
+  ExpectRowsEqualLlmRuns("gpt-oss-20b", "--batch 1,4 --context 127..129,4096 --device h100-sxm,h200",
+                         2 * 2 * 4);
+}
+
+// Parallel degrees as axes: every deployment the model takes has its rows, equal to `opscope
+// llm --tp --ep --pp` alone; the ones it cannot take (64 heads / tp 3) are skipped and named.
+TEST(SweepCli, DeploymentAxesEqualIndividualLlmRuns) {
+  // qwen3-30b-a3b: 32 heads, 4 KV heads, 128 experts. tp 3 divides neither; the rest run:
+  // tp {1, 2} × ep {1, 4} × pp {1, 3} = 8 deployments × 2 batches × 2 contexts.
+  ExpectRowsEqualLlmRuns("qwen3-30b-a3b",
+                         "--batch 3,64 --context 100,5000 --device h100-sxm --tp 1..3 --ep 1,4 "
+                         "--pp 1,3",
+                         8 * 2 * 2);
+  const Outcome sweep = RunOpscope(
+      "sweep llm qwen3-30b-a3b --batch 3 --context 100 --tp 1..3 --ep 1,4 --format json");
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  EXPECT_NE(sweep.err.find("opscope: note: 2 deployment(s) of the grid skipped"), std::string::npos)
+      << sweep.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(sweep.out);
+  simdjson::dom::array skipped = doc["skipped"].get_array();
+  ASSERT_EQ(skipped.size(), 2u);
+  const std::string_view first = (*skipped.begin()).get_string();
+  EXPECT_NE(first.find("tp 3, ep 1, pp 1"), std::string_view::npos) << first;
+  EXPECT_NE(first.find("option '--tp'"), std::string_view::npos) << first;
+  // A grid with nothing that can run is an error naming why.
+  const Outcome none = RunOpscope("sweep llm qwen3-30b-a3b --batch 1 --context 1 --tp 3,5");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.err.find("no deployment of the grid can run"), std::string::npos) << none.err;
+  const Outcome bad = RunOpscope("sweep llm qwen3-30b-a3b --batch 1 --context 1 --pp 0");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("option '--pp'"), std::string::npos) << bad.err;
 }
 
 TEST(SweepCli, FormatsAndErrors) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -32,6 +33,8 @@ struct SweepOptions {
   std::optional<std::string> activations, kv_dtype, state_dtype;
   std::optional<int64_t> gen_len;
   double mem_util = 0.9;
+  std::optional<std::string> tp, ep, pp;
+  std::optional<int64_t> dp_attention, gpus_per_node, micro_batches;
   std::string format = "csv";
   std::string output = "-";
 };
@@ -79,6 +82,23 @@ Result<int> RunSweepLlm(const SweepOptions& o) {
   }
   constexpr uint64_t kMaxPoints = uint64_t{1} << 26;
   sweep::SweepSpec spec;
+  for (const auto& [option, text, out] :
+       {std::tuple{"--tp", &o.tp, &spec.tps}, std::tuple{"--ep", &o.ep, &spec.eps},
+        std::tuple{"--pp", &o.pp, &spec.pps}}) {
+    if (!*text) continue;
+    auto values = sweep::ParseIntList(option, **text);
+    if (!values) return std::unexpected(values.error());
+    for (int64_t v : *values) {
+      if (v < 1 || v > 65536) {
+        return MakeError("option '" + std::string(option) + "': degrees must be in 1..65536, got " +
+                         std::to_string(v));
+      }
+    }
+    *out = std::move(*values);
+  }
+  spec.dp_attention = o.dp_attention;
+  spec.gpus_per_node = o.gpus_per_node;
+  spec.micro_batches = o.micro_batches;
   if (o.weights) {
     auto names = sweep::ParseNameList("--weights", *o.weights);
     if (!names) return std::unexpected(names.error());
@@ -87,9 +107,12 @@ Result<int> RunSweepLlm(const SweepOptions& o) {
     spec.weights.emplace_back(std::nullopt);
   }
   const uint64_t points = static_cast<uint64_t>(batches->size()) * contexts->size() *
-                          device_names->size() * spec.weights.size();
+                          device_names->size() * spec.weights.size() *
+                          std::max<size_t>(spec.tps.size(), 1) * std::max<size_t>(spec.eps.size(), 1) *
+                          std::max<size_t>(spec.pps.size(), 1);
   if (points > kMaxPoints) {
-    return MakeError("options '--batch', '--context', '--device', '--weights': " +
+    return MakeError("options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
+                     "'--pp': " +
                      std::to_string(points) + " points is more than " +
                      std::to_string(kMaxPoints) + " per sweep");
   }
@@ -122,6 +145,11 @@ Result<int> RunSweepLlm(const SweepOptions& o) {
     if (!r) return std::unexpected(r.error());
     rep = std::move(*r);
   }
+  if (!rep->skipped.empty()) {
+    // Not an error (a grid over degrees meets invalid ones by design), but never silent.
+    std::fprintf(stderr, "opscope: note: %zu deployment(s) of the grid skipped; the first: %s\n",
+                 rep->skipped.size(), rep->skipped.front().c_str());
+  }
   std::string text;
   if (o.format == "json") {
     text = report::RenderSweepJson(*rep);
@@ -150,7 +178,9 @@ Command AddSweepCommand(CLI::App& root) {
       "LIST: comma-separated values and inclusive ranges: 1,2,4,8  512..4607  1024..32768:1024.\n"
       "--device and --weights take comma-separated names. Prefill sweeps read --context as the\n"
       "prompt length. Points come from a step plan compiled once per recipe whose numbers equal\n"
-      "the full analysis; --gen-len runs the full analysis per point.");
+      "the full analysis; --gen-len runs the full analysis per point. --tp/--ep/--pp sweep the\n"
+      "deployment's degrees (as opscope llm takes them); combinations the model or device cannot\n"
+      "take are skipped, counted on stderr and listed in JSON/HTML.");
   app->add_option("MODEL", o->model, "Preset name (opscope llm --list) or path to a config.json")
       ->required();
   app->add_option("--batch", o->batch, "Sequences per step: LIST")->required();
@@ -170,6 +200,14 @@ Command AddSweepCommand(CLI::App& root) {
                   "Time whole requests: prefill, then this many decode steps (full analysis per point)");
   app->add_option("--mem-util", o->mem_util, "Fraction of device memory for weights + KV + state")
       ->capture_default_str();
+  app->add_option("--tp", o->tp, "Tensor-parallel degrees: LIST (default 1)");
+  app->add_option("--ep", o->ep, "Expert-parallel degrees: LIST (default 1)");
+  app->add_option("--pp", o->pp, "Pipeline stages: LIST (default 1)");
+  app->add_option("--dp-attention", o->dp_attention,
+                  "Attention data-parallel replicas (default: ep/tp when ep > tp)");
+  app->add_option("--gpus-per-node", o->gpus_per_node,
+                  "Devices per node (default: the device's devices_per_node)");
+  app->add_option("--micro-batches", o->micro_batches, "Pipeline micro-batches (default: pp)");
   app->add_option("--format", o->format, "Output format")
       ->check(CLI::IsMember({"csv", "json", "svg", "html"}))
       ->capture_default_str();

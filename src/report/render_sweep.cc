@@ -21,25 +21,39 @@ namespace {
 
 const char* BoundName(const SweepRow& r) { return r.compute_bound ? "compute" : "memory"; }
 
+std::string DeploymentLabel(const SweepDeployment& d) {
+  std::string s = "tp " + std::to_string(d.tp) + " ep " + std::to_string(d.ep) + " pp " +
+                  std::to_string(d.pp);
+  if (d.dp_attention > 1) s += " dp " + std::to_string(d.dp_attention);
+  return s;
+}
+
 }  // namespace
 
 std::string RenderSweepCsv(const SweepReport& rep) {
   std::string out;
   out.reserve(128 * (rep.rows.size() + 1));
   CsvWriter w(out);
-  for (const char* h : {"model", "device", "recipe", "phase", "batch", "context", "step_time_s",
-                        "tokens_per_s", "tpot_s", "ttft_s", "bound", "max_batch", "fits"}) {
+  for (const char* h : {"model", "device", "recipe", "phase", "tp", "ep", "pp", "dp_attention",
+                        "devices", "batch", "context", "step_time_s", "tokens_per_s", "tpot_s",
+                        "ttft_s", "bound", "max_batch", "fits"}) {
     w.Field(h);
   }
   w.EndRecord();
-  // The leading fields repeat for every point of one device and recipe: render them once.
-  std::vector<std::string> prefix(rep.devices.size() * rep.recipes.size());
+  // The leading fields repeat for every point of one device, recipe and deployment: render
+  // them once.
+  const size_t recipes = rep.recipes.size(), deployments = rep.deployments.size();
+  std::vector<std::string> prefix(rep.devices.size() * recipes * deployments);
   for (size_t d = 0; d < rep.devices.size(); ++d) {
-    for (size_t r = 0; r < rep.recipes.size(); ++r) {
-      std::string& p = prefix[d * rep.recipes.size() + r];
-      CsvWriter pw(p);
-      pw.Field(rep.model).Field(rep.devices[d]).Field(rep.recipes[r]).Field(rep.phase);
-      p += ',';
+    for (size_t r = 0; r < recipes; ++r) {
+      for (size_t k = 0; k < deployments; ++k) {
+        std::string& p = prefix[(d * recipes + r) * deployments + k];
+        const SweepDeployment& dep = rep.deployments[k];
+        CsvWriter pw(p);
+        pw.Field(rep.model).Field(rep.devices[d]).Field(rep.recipes[r]).Field(rep.phase);
+        pw.Field(dep.tp).Field(dep.ep).Field(dep.pp).Field(dep.dp_attention).Field(dep.devices);
+        p += ',';
+      }
     }
   }
   // GCC 12 cannot see that to_chars stays far inside the buffer (< 160 of 320 bytes a row).
@@ -48,7 +62,7 @@ std::string RenderSweepCsv(const SweepReport& rep) {
   // One row per point, built in a stack buffer and appended once (the fields after the
   // prefix are numbers and fixed words: nothing to quote).
   for (const SweepRow& row : rep.rows) {
-    out += prefix[row.device * rep.recipes.size() + row.recipe];
+    out += prefix[(row.device * recipes + row.recipe) * deployments + row.deployment];
     char buf[320];
     char* p = buf;
     char* const end = buf + sizeof buf;
@@ -101,6 +115,12 @@ std::string RenderSweepJson(const SweepReport& rep) {
     w.BeginObject();
     w.Key("device").Value(rep.devices[row.device]);
     w.Key("recipe").Value(rep.recipes[row.recipe]);
+    const SweepDeployment& dep = rep.deployments[row.deployment];
+    w.Key("tp").Value(dep.tp);
+    w.Key("ep").Value(dep.ep);
+    w.Key("pp").Value(dep.pp);
+    w.Key("dp_attention").Value(dep.dp_attention);
+    w.Key("devices").Value(dep.devices);
     w.Key("batch").Value(row.batch);
     w.Key("context").Value(row.context);
     w.Key("step_time_s").Value(row.step_time_s);
@@ -114,6 +134,9 @@ std::string RenderSweepJson(const SweepReport& rep) {
     w.Key("fits").Value(row.fits);
     w.EndObject();
   }
+  w.EndArray();
+  w.Key("skipped").BeginArray();
+  for (const std::string& a : rep.skipped) w.Value(a);
   w.EndArray();
   w.Key("assumptions").BeginArray();
   for (const std::string& a : rep.assumptions) w.Value(a);
@@ -138,21 +161,25 @@ std::vector<int64_t> ChartedContexts(const SweepReport& rep) {
   return picked;
 }
 
+constexpr size_t kMaxSeries = 16;
+
 struct Series {
   std::string label;
   std::vector<const SweepRow*> points;  // ascending batch
 };
 
-std::vector<Series> BuildSeries(const SweepReport& rep, const std::vector<int64_t>& contexts) {
-  std::map<std::tuple<uint32_t, uint32_t, int64_t>, Series> by_key;
+std::vector<Series> BuildSeries(const SweepReport& rep, const std::vector<int64_t>& contexts,
+                                size_t* all_series = nullptr) {
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, int64_t>, Series> by_key;
   const std::set<int64_t> charted(contexts.begin(), contexts.end());
   for (const SweepRow& r : rep.rows) {
     if (!charted.contains(r.context)) continue;
-    Series& s = by_key[{r.recipe, r.device, r.context}];
+    Series& s = by_key[{r.recipe, r.device, r.deployment, r.context}];
     if (s.label.empty()) {
       s.label = (rep.phase == "prefill" ? "prompt " : "ctx ") + std::to_string(r.context) +
                 ", " + rep.devices[r.device];
       if (rep.recipes.size() > 1) s.label += ", " + rep.recipes[r.recipe];
+      if (rep.deployments.size() > 1) s.label += ", " + DeploymentLabel(rep.deployments[r.deployment]);
     }
     s.points.push_back(&r);
   }
@@ -161,6 +188,25 @@ std::vector<Series> BuildSeries(const SweepReport& rep, const std::vector<int64_
     std::stable_sort(s.points.begin(), s.points.end(),
                      [](const SweepRow* a, const SweepRow* b) { return a->batch < b->batch; });
     out.push_back(std::move(s));
+  }
+  if (all_series != nullptr) *all_series = out.size();
+  // More lines than a chart can tell apart (a TP × EP × PP sweep): the kMaxSeries with the
+  // highest peak tokens/s, in their grid order.
+  if (out.size() > kMaxSeries) {
+    auto peak = [](const Series& s) {
+      double m = 0;
+      for (const SweepRow* r : s.points) m = std::max(m, r->tokens_per_s);
+      return m;
+    };
+    std::vector<size_t> index(out.size());
+    for (size_t i = 0; i < index.size(); ++i) index[i] = i;
+    std::stable_sort(index.begin(), index.end(),
+                     [&](size_t a, size_t b) { return peak(out[a]) > peak(out[b]); });
+    index.resize(kMaxSeries);
+    std::sort(index.begin(), index.end());
+    std::vector<Series> kept;
+    for (size_t i : index) kept.push_back(std::move(out[i]));
+    out = std::move(kept);
   }
   return out;
 }
@@ -202,7 +248,8 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
   constexpr int kW = 1200, kH = 800;
   Svg svg(kW, kH, standalone);
   const std::vector<int64_t> contexts = ChartedContexts(rep);
-  const std::vector<Series> series = BuildSeries(rep, contexts);
+  size_t all_series = 0;
+  const std::vector<Series> series = BuildSeries(rep, contexts, &all_series);
   std::string devices;
   for (const std::string& d : rep.devices) devices += (devices.empty() ? "" : ", ") + d;
   svg.Text(60, 32, "Sweep: " + rep.model + " \xe2\x80\x94 " + rep.phase + " on " + devices,
@@ -213,6 +260,10 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
   if (contexts.size() < all_contexts.size()) {
     sub += "; " + std::to_string(contexts.size()) + " of " + std::to_string(all_contexts.size()) +
            " contexts charted";
+  }
+  if (series.size() < all_series) {
+    sub += "; the " + std::to_string(series.size()) + " of " + std::to_string(all_series) +
+           " lines with the highest throughput";
   }
   svg.Text(60, 54, sub, "font-size=\"13\" fill=\"#444444\"");
 
@@ -326,6 +377,15 @@ std::string RenderSweepHtml(const SweepReport& rep) {
   out += "<tr><th>batch</th><td>" + range(batches) + "</td></tr>\n";
   out += "<tr><th>" + std::string(rep.phase == "prefill" ? "prompt" : "context") + "</th><td>" +
          range(contexts) + "</td></tr>\n";
+  if (rep.deployments.size() > 1 || rep.deployments.front().devices > 1) {
+    std::vector<std::string> labels;
+    for (const SweepDeployment& d : rep.deployments) labels.push_back(DeploymentLabel(d));
+    out += "<tr><th>deployments</th><td>" + HtmlEscape(join(labels)) + "</td></tr>\n";
+  }
+  if (!rep.skipped.empty()) {
+    out += "<tr><th>skipped deployments</th><td>" + std::to_string(rep.skipped.size()) +
+           " (listed below)</td></tr>\n";
+  }
   out += "<tr><th>points</th><td>" + std::to_string(rep.rows.size()) + "</td></tr>\n</table>\n";
   out += "<h2>Charts</h2>\n<div class=\"chart\" id=\"sweep-chart\">\n";
   out += RenderSweepSvg(rep, /*standalone=*/false);
@@ -337,7 +397,7 @@ std::string RenderSweepHtml(const SweepReport& rep) {
            std::to_string(rep.rows.size()) + " points; --format csv writes them all.</p>\n";
   }
   out += "<table class=\"sortable\" id=\"points\">\n<thead><tr><th>device</th><th>recipe</th>"
-         "<th class=\"n\">batch</th><th class=\"n\">context</th><th class=\"n\">step time</th>"
+         "<th>deployment</th><th class=\"n\">batch</th><th class=\"n\">context</th><th class=\"n\">step time</th>"
          "<th class=\"n\">tokens/s</th><th class=\"n\">tokens/s per seq</th><th>bound</th>"
          "<th class=\"n\">max batch</th><th>fits</th></tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < rep.rows.size() && i < kMaxRows; ++i) {
@@ -350,7 +410,8 @@ std::string RenderSweepHtml(const SweepReport& rep) {
     std::snprintf(v2, sizeof v2, "%.17g", r.tokens_per_s);
     std::snprintf(v3, sizeof v3, "%.17g", per_seq);
     out += "<tr><td>" + HtmlEscape(rep.devices[r.device]) + "</td><td>" +
-           HtmlEscape(rep.recipes[r.recipe]) + "</td><td class=\"n\" data-v=\"" +
+           HtmlEscape(rep.recipes[r.recipe]) + "</td><td>" +
+           DeploymentLabel(rep.deployments[r.deployment]) + "</td><td class=\"n\" data-v=\"" +
            std::to_string(r.batch) + "\">" + std::to_string(r.batch) +
            "</td><td class=\"n\" data-v=\"" + std::to_string(r.context) + "\">" +
            std::to_string(r.context) + "</td><td class=\"n\" data-v=\"" + v1 + "\">" +
@@ -360,6 +421,11 @@ std::string RenderSweepHtml(const SweepReport& rep) {
            std::to_string(r.max_batch) + "</td><td>" + (r.fits ? "yes" : "no") + "</td></tr>\n";
   }
   out += "</tbody>\n</table>\n";
+  if (!rep.skipped.empty()) {
+    out += "<h2>Skipped deployments</h2>\n<ul>\n";
+    for (const std::string& a : rep.skipped) out += "<li>" + HtmlEscape(a) + "</li>\n";
+    out += "</ul>\n";
+  }
   if (!rep.assumptions.empty()) {
     out += "<h2>Assumptions</h2>\n<ul>\n";
     for (const std::string& a : rep.assumptions) out += "<li>" + HtmlEscape(a) + "</li>\n";

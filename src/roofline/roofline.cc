@@ -45,11 +45,10 @@ double LatencySteps(ir::OpKind op, int64_t n) {
   }
 }
 
-// Time of a collective node on `device`: link bytes over the scope's bandwidth plus latency.
-// A missing bandwidth is an error naming the node, the device and the field; a missing
-// latency is costed as bandwidth-only, with a note.
-Result<double> LinkTime(const ir::Node& node, const cost::NodeCost& c,
-                        const device::Device& device, bool& no_latency) {
+}  // namespace
+
+Result<double> CollectiveTime(const ir::Node& node, uint64_t bytes_link,
+                              const device::Device& device, bool* no_latency) {
   const bool network = node.StringAttr("scope") == std::optional<std::string_view>("network");
   const std::optional<double>& bw = network ? device.network_bytes_per_s
                                             : device.interconnect_bytes_per_s;
@@ -64,11 +63,9 @@ Result<double> LinkTime(const ir::Node& node, const cost::NodeCost& c,
                      (network ? "network_bytes_per_s" : "interconnect_bytes_per_s") +
                      " figure for");
   }
-  if (!lat) no_latency = true;
-  return static_cast<double>(c.bytes_link) / *bw + LatencySteps(node.op, n) * lat.value_or(0);
+  if (!lat && no_latency != nullptr) *no_latency = true;
+  return static_cast<double>(bytes_link) / *bw + LatencySteps(node.op, n) * lat.value_or(0);
 }
-
-}  // namespace
 
 Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
                           const device::Device& device) {
@@ -92,7 +89,7 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
     nt.memory_s = static_cast<double>(c.bytes()) / bw;
     // The ledger marks collectives, so only they read the graph's node (its attributes).
     if (c.collective) {
-      auto link = LinkTime(graph.nodes[i], c, device, no_latency);
+      auto link = CollectiveTime(graph.nodes[i], c.bytes_link, device, &no_latency);
       if (!link) return std::unexpected(link.error());
       nt.link_s = *link;
       t.comm_s += nt.link_s;

@@ -61,6 +61,14 @@ struct Analysis {
   std::vector<std::string> notes;  // e.g. "device has no vector fp32 figure: ... memory-only"
 };
 
+// The link time of collective `node` sending `bytes_link` bytes on `device`: bytes over the
+// bandwidth of the node's scope (attribute "scope": "node" → interconnect, "network") plus
+// per-step latency × the collective's steps over its group (attribute "group_size"); 0 for a
+// group of one. A missing bandwidth is an error naming the node, the device and the field; a
+// missing latency counts as 0 and sets *no_latency.
+Result<double> CollectiveTime(const ir::Node& node, uint64_t bytes_link,
+                              const device::Device& device, bool* no_latency = nullptr);
+
 // Times every costed node on `device`. A matrix op whose estimate class the device lacks
 // is an error naming the node, the class and the device.
 Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,

@@ -29,6 +29,7 @@ bool PolynomialByConstruction(const ir::Graph& g, const ir::Node& n) {
   switch (ir::Family(n.op)) {
     case ir::OpFamily::kExperts:  // distinct experts: E·(1−(1−k/E)^T)
     case ir::OpFamily::kGather:   // min(gathered rows, the whole input)
+    case ir::OpFamily::kCollective:  // timed on its link: the rule gives its link bytes
       return false;
     case ir::OpFamily::kPagedAttention:  // windows cap pairs; MLA takes the cheaper form
       if (n.IntAttr("window").value_or(0) > 0 || n.FindAttr("kv_lora_rank") != nullptr) return false;
@@ -92,6 +93,7 @@ Result<void> StepPlan::Build() {
     d.node = i;
     d.rule = std::make_unique<NodeEvaluator>(graph_, i);
     d.uses_ctx = UsesSymbol(graph_, n, ctx);
+    d.collective = ir::Family(n.op) == ir::OpFamily::kCollective;
     // The class is a property of the formats: take it from one evaluation.
     auto c0 = d.rule->Eval(ToPoint({1, 1, 1}));
     if (!c0) return std::unexpected(c0.error());
@@ -141,9 +143,7 @@ Result<void> StepPlan::Build() {
   return {};
 }
 
-Result<std::optional<std::pair<uint64_t, uint64_t>>> StepPlan::RuleCost(Distinct& d,
-                                                                       const Point& p) {
-  using Pair = std::pair<uint64_t, uint64_t>;
+Result<std::optional<StepPlan::RuleNumbers>> StepPlan::RuleCost(Distinct& d, const Point& p) {
   const bool memo = !d.uses_ctx && p.n >= 0 && p.n < (int64_t{1} << 32) && p.seqs >= 0 &&
                     p.seqs < (int64_t{1} << 32);
   const uint64_t key = (static_cast<uint64_t>(p.n) << 32) | static_cast<uint64_t>(p.seqs);
@@ -158,7 +158,7 @@ Result<std::optional<std::pair<uint64_t, uint64_t>>> StepPlan::RuleCost(Distinct
   auto r = d.rule->Eval(p);
   if (!r) return std::unexpected(r.error());
   if (!r->costed || r->mma_class != d.mma_class) return std::nullopt;
-  const Pair v{r->bytes(), r->flops};
+  const RuleNumbers v{r->bytes(), r->flops, r->bytes_link};
   if (memo && d.memo.size() < 65536) d.memo.emplace(key, v);
   return v;
 }
@@ -285,6 +285,7 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
   const double bw = device.dram_bytes_per_s;
   const auto vector_peak = device.Peak(format::MmaClass::kFp32);
   std::array<int64_t, kBlock> bytes_of, flops_of;
+  std::array<uint64_t, kBlock> link_of{};
   for (size_t k = 0; k < nd; ++k) {
     Distinct& d = distinct_[k];
     // The peak the roofline divides this node's FLOPs by (0 FLOPs give 0 either way).
@@ -369,12 +370,13 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
       }
       auto cost = RuleCost(d, points[i]);
       if (!cost) return std::unexpected(cost.error());
-      if (!*cost || (*cost)->first > uint64_t{INT64_MAX} || (*cost)->second > uint64_t{INT64_MAX}) {
+      if (!*cost || (*cost)->bytes > uint64_t{INT64_MAX} || (*cost)->flops > uint64_t{INT64_MAX}) {
         costed[i] = false;  // not costed here, or past 2^63: the full analysis takes the point
         continue;
       }
-      bytes_of[i] = static_cast<int64_t>((*cost)->first);
-      flops_of[i] = static_cast<int64_t>((*cost)->second);
+      bytes_of[i] = static_cast<int64_t>((*cost)->bytes);
+      flops_of[i] = static_cast<int64_t>((*cost)->flops);
+      link_of[i] = (*cost)->link;
     }
     if (peak_missing) {
       for (size_t i = 0; i < lanes; ++i) {
@@ -389,8 +391,28 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
     double* const time = &time_[k * kBlock];
     double* const is_memory = &is_memory_[k * kBlock];
     double* const is_compute = &is_compute_[k * kBlock];
-    NodeTimes(bytes_of.data(), flops_of.data(), lanes, bw, peak.value_or(0), peak.has_value(),
-              time, is_memory, is_compute);
+    if (d.collective) {
+      // roofline::Estimate's collective: max(memory, compute, link); bound by its link when
+      // the link time is the largest (neither memory- nor compute-bound).
+      const ir::Node& node = graph_.nodes[d.node];
+      for (size_t i = 0; i < lanes; ++i) {
+        if (!costed[i]) {
+          time[i] = is_memory[i] = is_compute[i] = 0;
+          continue;
+        }
+        auto link_s = roofline::CollectiveTime(node, link_of[i], device);
+        if (!link_s) return std::unexpected(link_s.error());
+        const double memory_s = static_cast<double>(bytes_of[i]) / bw;
+        const double compute_s = flops_of[i] > 0 && peak ? static_cast<double>(flops_of[i]) / *peak : 0.0;
+        time[i] = std::max({memory_s, compute_s, *link_s});
+        const bool link_bound = time[i] > 0 && *link_s >= std::max(memory_s, compute_s);
+        is_compute[i] = !link_bound && compute_s > memory_s ? 1.0 : 0.0;
+        is_memory[i] = !link_bound && time[i] > 0 && !(compute_s > memory_s) ? 1.0 : 0.0;
+      }
+    } else {
+      NodeTimes(bytes_of.data(), flops_of.data(), lanes, bw, peak.value_or(0), peak.has_value(),
+                time, is_memory, is_compute);
+    }
     constant_[k] = constant;
     if (constant && count > 1) std::fill(time + 1, time + count, time[0]);
   }

@@ -11,8 +11,11 @@
 //    it is fitted exactly (NewtonForm) and must also reproduce the rule at a dozen far-apart
 //    verification points, else the node is not given one;
 //  * every other node — routed experts with their E·(1−(1−k/E)^T) distinct experts, MLA's
-//    cheaper-of-two-forms, sliding windows' min(ctx, W), gathers — runs its own cost rule at
-//    the point (NodeEvaluator), memoized per (n, seqs) when it does not depend on ctx;
+//    cheaper-of-two-forms, sliding windows' min(ctx, W), gathers, collectives (timed on their
+//    link by roofline::CollectiveTime) — runs its own cost rule at the point
+//    (NodeEvaluator), memoized per (n, seqs) when it does not depend on ctx;
+//  * a node whose numbers do not change across a block of points (in a decode sweep over
+//    contexts, every node but attention) is costed once for the block;
 //  * node times use the roofline's formula and the step time sums them in graph order, so
 //    even the floating-point sum is the same, bit for bit.
 #pragma once
@@ -70,6 +73,9 @@ class StepPlan {
   const PlanStats& stats() const { return stats_; }
 
  private:
+  struct RuleNumbers {
+    uint64_t bytes = 0, flops = 0, link = 0;  // bytes moved, FLOPs, link bytes (collectives)
+  };
   struct Distinct {
     size_t node;  // the representative graph node
     bool closed = false;
@@ -77,9 +83,10 @@ class StepPlan {
     format::MmaClass mma_class = format::MmaClass::kNone;
     bool uses_ctx = true;
     std::unique_ptr<NodeEvaluator> rule;
-    std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> memo;  // (n, seqs) -> bytes, flops
+    bool collective = false;  // timed on its link too (never a closed form)
+    std::unordered_map<uint64_t, RuleNumbers> memo;  // (n, seqs) -> the rule's numbers
     uint64_t last_key = UINT64_MAX;  // the last memo hit (a sweep's inner loop repeats it)
-    std::pair<uint64_t, uint64_t> last_value;
+    RuleNumbers last_value;
     // The closed forms folded for the last block: (axis, seqs, the other fixed variable).
     std::array<int64_t, 3> fold_key{-1, -1, -1};
     Int128 fold_bytes[3] = {0, 0, 0}, fold_flops[3] = {0, 0, 0};
@@ -89,7 +96,7 @@ class StepPlan {
   Result<void> Build();
   // Bytes and FLOPs of distinct node d at p by its rule (memoized when it ignores ctx);
   // nullopt when not costed there.
-  Result<std::optional<std::pair<uint64_t, uint64_t>>> RuleCost(Distinct& d, const Point& p);
+  Result<std::optional<RuleNumbers>> RuleCost(Distinct& d, const Point& p);
 
   const ir::Graph& graph_;
   std::vector<Distinct> distinct_;

@@ -1,24 +1,49 @@
-// Running a sweep (see sweep.h): per recipe, build the step graph and compile its plan; per
-// point, time the step from the plan and derive the serving figures exactly as
-// llm::RunRequest does.
+// Running a sweep (see sweep.h): per recipe, device and deployment, build each device's step
+// graph (the whole model, or a pipeline stage's shard) and compile its plan; per point, time
+// the stages from their plans and derive the serving figures exactly as llm::RunRequest
+// (one device) or llm::RunDeployment (several) does.
 #include "sweep/sweep.h"
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <memory>
 
 #include "import/hf_config/recipe.h"
 #include "import/hf_config/step_graph.h"
+#include "llm/parallel.h"
+#include "roofline/roofline.h"
 #include "support/checked_math.h"
+#include "support/huge_pages.h"
 #include "sweep/step_plan.h"
 
 namespace opscope::sweep {
 namespace {
 
-// The row of a point costed by the full analysis (llm::RunRequest).
-Result<report::SweepRow> FullRow(const import::hf::StepGraph& step, const import::hf::Recipe& recipe,
-                                 const device::Device& device, const SweepSpec& spec,
-                                 int64_t batch, int64_t context,
-                                 std::vector<std::string>* assumptions) {
+// A row from a full analysis: the figures as `opscope llm` prints them; the bound from the
+// costed step's nodes (a deployment's busiest device).
+report::SweepRow RowFromRun(const llm::Run& run, const SweepSpec& spec, int64_t batch,
+                            int64_t context) {
+  report::SweepRow row;
+  row.batch = batch;
+  row.context = context;
+  row.step_time_s = run.figures.step_time_s;
+  row.tokens_per_s = run.figures.tokens_per_s;
+  row.tpot_s = run.figures.tpot_s;
+  if (!row.tpot_s && spec.phase == llm::Phase::kDecode) row.tpot_s = row.step_time_s;
+  row.ttft_s = run.figures.ttft_s;
+  double memory_s = 0, compute_s = 0;
+  for (const roofline::NodeTime& t : run.step.analysis.nodes) {
+    if (t.bound == roofline::Bound::kMemory) memory_s += t.time_s;
+    if (t.bound == roofline::Bound::kCompute) compute_s += t.time_s;
+  }
+  row.compute_bound = compute_s > memory_s;
+  row.max_batch = run.figures.max_batch;
+  row.fits = run.figures.fits;
+  return row;
+}
+
+llm::Request MakeRequest(const SweepSpec& spec, int64_t batch, int64_t context) {
   llm::Request request;
   request.phase = spec.phase;
   request.batch = batch;
@@ -26,35 +51,194 @@ Result<report::SweepRow> FullRow(const import::hf::StepGraph& step, const import
   request.prompt = context;
   request.gen_len = spec.gen_len;
   request.mem_util = spec.mem_util;
-  auto run = llm::RunRequest(step, recipe, device, request);
-  if (!run) return std::unexpected(run.error());
-  report::SweepRow row;
-  row.batch = batch;
-  row.context = context;
-  row.step_time_s = run->figures.step_time_s;
-  row.tokens_per_s = run->figures.tokens_per_s;
-  row.tpot_s = run->figures.tpot_s;
-  if (!row.tpot_s && spec.phase == llm::Phase::kDecode) row.tpot_s = row.step_time_s;
-  row.ttft_s = run->figures.ttft_s;
-  double memory_s = 0, compute_s = 0;
-  for (const roofline::NodeTime& t : run->step.analysis.nodes) {
-    if (t.bound == roofline::Bound::kMemory) memory_s += t.time_s;
-    if (t.bound == roofline::Bound::kCompute) compute_s += t.time_s;
-  }
-  row.compute_bound = compute_s > memory_s;
-  row.max_batch = run->figures.max_batch;
-  row.fits = run->figures.fits;
-  if (assumptions != nullptr) {
-    for (const std::string& a : run->step.ledger.assumptions) assumptions->push_back(a);
-    for (const std::string& a : run->step.analysis.notes) assumptions->push_back(a);
-  }
-  return row;
+  return request;
 }
 
 void AddUnique(std::vector<std::string>& to, const std::vector<std::string>& from) {
   for (const std::string& a : from) {
     if (std::find(to.begin(), to.end(), a) == to.end()) to.push_back(a);
   }
+}
+
+// One device's step graph of a deployment (a pipeline stage; the whole model on one device)
+// compiled into a plan, with what bounds its batch: the largest batch its memory holds at
+// each context of the sweep.
+struct Stage {
+  std::unique_ptr<import::hf::StepGraph> step;  // the plan points into it
+  std::unique_ptr<StepPlan> plan;
+  std::vector<uint64_t> max_batch;  // per context of the sweep
+};
+
+// What a grid's deployment is on one device and recipe: its stages, or why it cannot run.
+struct Deployed {
+  llm::Deployment deployment;  // default: one device
+  bool multi = false;
+  std::vector<Stage> stages;
+};
+
+// A deployment's sequences at batch b (llm::RunDeployment's split): micro-batches of
+// ceil(b / M) sequences, of which an attention replica runs ceil(micro / D).
+struct Split {
+  int64_t micro_count = 1, seqs = 1;
+};
+Split SplitBatch(const llm::Deployment& d, int64_t batch) {
+  const int64_t micro = (batch + d.micro_batches - 1) / d.micro_batches;
+  return {(batch + micro - 1) / micro, (micro + d.dp_attention - 1) / d.dp_attention};
+}
+
+Result<Stage> CompileStage(import::hf::StepGraph step, const SweepSpec& spec,
+                           const device::Device& device) {
+  Stage stage;
+  stage.step = std::make_unique<import::hf::StepGraph>(std::move(step));
+  auto plan = StepPlan::Compile(stage.step->graph);
+  if (!plan) return std::unexpected(Wrap(spec.origin, plan.error()));
+  stage.plan = std::move(*plan);
+  auto figures = llm::ComputeModelFigures(*stage.step);
+  if (!figures) return std::unexpected(figures.error());
+  // The memory context: the most tokens a sequence holds during the request (llm.h).
+  stage.max_batch.resize(spec.contexts.size());
+  for (size_t c = 0; c < spec.contexts.size(); ++c) {
+    const uint64_t per_seq =
+        llm::BytesPerSeq(*stage.step, *figures, spec.contexts[c] + spec.gen_len.value_or(0));
+    stage.max_batch[c] = llm::MaxBatch(*figures, per_seq, device.memory_bytes, spec.mem_util);
+  }
+  return stage;
+}
+
+// The rows of one (recipe, device, deployment) over batch × context.
+class GridRunner {
+ public:
+  GridRunner(const SweepSpec& spec, const import::hf::Recipe& recipe,
+             const import::hf::StepGraph& whole, const device::Device& device,
+             Deployed& deployed, report::SweepReport& rep)
+      : spec_(spec), recipe_(recipe), whole_(whole), device_(device), deployed_(deployed),
+        rep_(rep) {}
+
+  Result<void> Run(uint32_t device_index, uint32_t recipe_index, uint32_t deployment_index,
+                   const std::function<void()>& tick) {
+    const bool prefill = spec_.phase == llm::Phase::kPrefill;
+    const size_t stages = deployed_.stages.size();
+    for (int64_t batch : spec_.batches) {
+      const Split split = deployed_.multi ? SplitBatch(deployed_.deployment, batch) : Split{1, batch};
+      // The contexts of one batch in blocks: the points share seqs and vary in one variable,
+      // which the plan evaluates fastest.
+      for (size_t c0 = 0; c0 < spec_.contexts.size(); c0 += StepPlan::kBlock) {
+        const size_t count = std::min(StepPlan::kBlock, spec_.contexts.size() - c0);
+        std::array<Point, StepPlan::kBlock> points;
+        // timings[s][i]: stage s at point i.
+        timings_.resize(stages);
+        if (!spec_.gen_len) {
+          for (size_t i = 0; i < count; ++i) {
+            const int64_t context = spec_.contexts[c0 + i];
+            points[i] = Point{split.seqs, split.seqs, context};
+            if (prefill) {
+              auto n = CheckedMul(static_cast<uint64_t>(split.seqs), static_cast<uint64_t>(context));
+              if (!n || *n > static_cast<uint64_t>(INT64_MAX)) {
+                return MakeError("options '--batch' and '--context': " + std::to_string(batch) +
+                                 " x " + std::to_string(context) + " tokens overflow 64 bits");
+              }
+              points[i] = Point{static_cast<int64_t>(*n), split.seqs, 0};
+            }
+          }
+          for (size_t s = 0; s < stages; ++s) {
+            auto ok = deployed_.stages[s].plan->TimeBlock(
+                std::span<const Point>(points.data(), count), device_,
+                std::span<std::optional<StepTiming>>(timings_[s].data(), count));
+            if (!ok) return std::unexpected(Wrap(spec_.origin, ok.error()));
+          }
+        } else {
+          for (auto& t : timings_) t.fill(std::nullopt);
+        }
+        for (size_t i = 0; i < count; ++i) {
+          const size_t c = c0 + i;
+          const int64_t context = spec_.contexts[c];
+          // Filled in place: a row assembled on the stack and copied costs a store-forwarding
+          // stall per field, more than the point's arithmetic.
+          report::SweepRow& row = rep_.rows.emplace_back();
+          if (!FromPlan(batch, context, c, i, split, row)) {
+            auto full = FullRow(batch, context);
+            if (!full) return std::unexpected(full.error());
+            row = *full;
+            ++rep_.points_by_full_analysis;
+          } else {
+            ++rep_.points_by_plan;
+          }
+          row.device = device_index;
+          row.recipe = recipe_index;
+          row.deployment = deployment_index;
+          tick();
+        }
+      }
+    }
+    return {};
+  }
+
+ private:
+  // The row of point i of the block from the stages' plans, as llm::RunRequest (one device)
+  // or llm::RunDeployment computes it; false when some stage's plan gave the point up.
+  bool FromPlan(int64_t batch, int64_t context, size_t c, size_t i, const Split& split,
+                report::SweepRow& row) const {
+    const size_t stages = deployed_.stages.size();
+    // The pipeline's step: Σ stage times + (micro-batches − 1) × the slowest stage (for one
+    // stage and one micro-batch, the step itself); the bound is the slowest stage's.
+    double sum_s = 0, max_s = 0;
+    bool compute_bound = false;
+    uint64_t max_batch = UINT64_MAX;
+    for (size_t s = 0; s < stages; ++s) {
+      const std::optional<StepTiming>& t = timings_[s][i];
+      if (!t) return false;
+      sum_s += t->time_s;
+      if (s == 0 || t->time_s > max_s) {
+        max_s = t->time_s;
+        compute_bound = t->compute_bound;
+      }
+      max_batch = std::min(max_batch, deployed_.stages[s].max_batch[c]);
+    }
+    const double step_s =
+        deployed_.multi ? sum_s + static_cast<double>(split.micro_count - 1) * max_s : sum_s;
+    const bool prefill = spec_.phase == llm::Phase::kPrefill;
+    row.batch = batch;
+    row.context = context;
+    row.step_time_s = step_s;
+    const double tokens = prefill ? static_cast<double>(batch) * static_cast<double>(context)
+                                  : static_cast<double>(batch);
+    row.tokens_per_s = step_s > 0 ? tokens / step_s : 0;
+    if (prefill) {
+      row.ttft_s = step_s;
+    } else {
+      row.tpot_s = step_s;
+    }
+    row.compute_bound = compute_bound;
+    // Every device of a stage holds its attention replica's sequences.
+    row.max_batch = max_batch * static_cast<uint64_t>(deployed_.deployment.dp_attention);
+    row.fits = static_cast<uint64_t>(batch) <= row.max_batch;
+    return true;
+  }
+
+  Result<report::SweepRow> FullRow(int64_t batch, int64_t context) const {
+    const llm::Request request = MakeRequest(spec_, batch, context);
+    if (!deployed_.multi) {
+      auto run = llm::RunRequest(whole_, recipe_, device_, request);
+      if (!run) return std::unexpected(run.error());
+      return RowFromRun(*run, spec_, batch, context);
+    }
+    auto run = llm::RunDeployment(*spec_.model, recipe_, device_, request, deployed_.deployment);
+    if (!run) return std::unexpected(run.error());
+    return RowFromRun(run->run, spec_, batch, context);
+  }
+
+  const SweepSpec& spec_;
+  const import::hf::Recipe& recipe_;
+  const import::hf::StepGraph& whole_;
+  const device::Device& device_;
+  Deployed& deployed_;
+  report::SweepReport& rep_;
+  std::vector<std::array<std::optional<StepTiming>, StepPlan::kBlock>> timings_;
+};
+
+std::string DegreesLabel(const llm::Degrees& g) {
+  return "tp " + std::to_string(g.tp) + ", ep " + std::to_string(g.ep) + ", pp " +
+         std::to_string(g.pp);
 }
 
 }  // namespace
@@ -64,100 +248,118 @@ Result<report::SweepReport> RunSweep(const SweepSpec& spec, const Progress& prog
   rep.model = spec.model_name;
   rep.phase = spec.phase == llm::Phase::kPrefill ? "prefill" : "decode";
   for (const device::Device& d : spec.devices) rep.devices.push_back(d.name);
-  const bool prefill = spec.phase == llm::Phase::kPrefill;
-  const uint64_t total = static_cast<uint64_t>(spec.weights.size()) * spec.devices.size() *
-                         spec.batches.size() * spec.contexts.size();
-  rep.rows.reserve(total);
+  const std::vector<int64_t> one{1};
+  const std::vector<int64_t>& tps = spec.tps.empty() ? one : spec.tps;
+  const std::vector<int64_t>& eps = spec.eps.empty() ? one : spec.eps;
+  const std::vector<int64_t>& pps = spec.pps.empty() ? one : spec.pps;
+  const uint64_t grid = static_cast<uint64_t>(tps.size()) * eps.size() * pps.size();
+  const uint64_t per_deployment = static_cast<uint64_t>(spec.batches.size()) * spec.contexts.size();
+  const uint64_t total = static_cast<uint64_t>(spec.weights.size()) * spec.devices.size() * grid *
+                         per_deployment;
+  // 65,536 rows are ~6 MB: a few huge pages, not 1,400 faults. (Skipped deployments leave
+  // part of it untouched.)
+  ReserveHugePages(rep.rows, total);
   uint64_t done = 0;
+  auto tick = [&] {
+    if (progress && (++done & 4095) == 0) progress(done, total);
+  };
+  uint64_t deployments_tried = 0;
 
   for (size_t w = 0; w < spec.weights.size(); ++w) {
     import::hf::RecipeOptions options{spec.weights[w], spec.activations, spec.kv_dtype,
                                       spec.state_dtype};
     auto recipe = import::hf::ResolveRecipe(*spec.model, options);
     if (!recipe) return std::unexpected(recipe.error());
-    auto step = import::hf::BuildStepGraph(*spec.model, *recipe);
-    if (!step) return std::unexpected(Wrap(spec.origin, step.error()));
-    step->graph.name = spec.model_name;
-    auto figures = llm::ComputeModelFigures(*step);
-    if (!figures) return std::unexpected(figures.error());
-    auto plan = StepPlan::Compile(step->graph);
-    if (!plan) return std::unexpected(Wrap(spec.origin, plan.error()));
+    auto whole = import::hf::BuildStepGraph(*spec.model, *recipe);
+    if (!whole) return std::unexpected(Wrap(spec.origin, whole.error()));
+    whole->graph.name = spec.model_name;
     const auto recipe_index = static_cast<uint32_t>(rep.recipes.size());
     rep.recipes.push_back(recipe->weights_label + "/" + recipe->activations_label + "/" +
                           std::string(format::FormatName(recipe->kv)));
-    AddUnique(rep.assumptions, step->graph.assumptions);
-    // Bytes one sequence holds at each context (the memory fit), computed once.
-    std::vector<uint64_t> per_seq(spec.contexts.size());
-    for (size_t c = 0; c < spec.contexts.size(); ++c) {
-      per_seq[c] = llm::BytesPerSeq(*step, *figures, spec.contexts[c] + spec.gen_len.value_or(0));
-    }
+    AddUnique(rep.assumptions, whole->graph.assumptions);
 
     for (size_t d = 0; d < spec.devices.size(); ++d) {
       const device::Device& device = spec.devices[d];
-      // The first point runs the full analysis too: its assumptions go in the report.
-      std::vector<std::string> assumptions;
-      auto first = FullRow(*step, *recipe, device, spec, spec.batches.front(),
-                           spec.contexts.front(), &assumptions);
-      if (!first) return std::unexpected(first.error());
-      AddUnique(rep.assumptions, assumptions);
-      for (int64_t batch : spec.batches) {
-        // The contexts of one batch in blocks: the points share seqs and vary in one
-        // variable, which the plan evaluates fastest.
-        for (size_t c0 = 0; c0 < spec.contexts.size(); c0 += StepPlan::kBlock) {
-          const size_t count = std::min(StepPlan::kBlock, spec.contexts.size() - c0);
-          std::array<Point, StepPlan::kBlock> points;
-          std::array<std::optional<StepTiming>, StepPlan::kBlock> timings;
-          if (!spec.gen_len) {
-            for (size_t i = 0; i < count; ++i) {
-              const int64_t context = spec.contexts[c0 + i];
-              points[i] = Point{batch, batch, context};
-              if (prefill) {
-                auto n = CheckedMul(static_cast<uint64_t>(batch), static_cast<uint64_t>(context));
-                if (!n || *n > static_cast<uint64_t>(INT64_MAX)) {
-                  return MakeError("options '--batch' and '--context': " + std::to_string(batch) +
-                                   " x " + std::to_string(context) + " tokens overflow 64 bits");
-                }
-                points[i] = Point{static_cast<int64_t>(*n), batch, 0};
-              }
-            }
-            auto ok = (*plan)->TimeBlock(std::span<const Point>(points.data(), count), device,
-                                         std::span<std::optional<StepTiming>>(timings.data(), count));
-            if (!ok) return std::unexpected(Wrap(spec.origin, ok.error()));
-          }
-          for (size_t i = 0; i < count; ++i) {
-            const size_t c = c0 + i;
-            const int64_t context = spec.contexts[c];
-            report::SweepRow row;
-            if (const auto& timing = timings[i]) {
-              row.batch = batch;
-              row.context = context;
-              row.step_time_s = timing->time_s;
-              const double tokens = prefill ? static_cast<double>(batch) * static_cast<double>(context)
-                                            : static_cast<double>(batch);
-              row.tokens_per_s = row.step_time_s > 0 ? tokens / row.step_time_s : 0;
-              if (prefill) {
-                row.ttft_s = row.step_time_s;
-              } else {
-                row.tpot_s = row.step_time_s;
-              }
-              row.compute_bound = timing->compute_bound;
-              row.max_batch = llm::MaxBatch(*figures, per_seq[c], device.memory_bytes, spec.mem_util);
-              row.fits = static_cast<uint64_t>(batch) <= row.max_batch;
-              ++rep.points_by_plan;
+      bool first_of_device = true;
+      for (int64_t tp : tps) {
+        for (int64_t ep : eps) {
+          for (int64_t pp : pps) {
+            ++deployments_tried;
+            llm::Degrees degrees{tp, ep, pp, spec.dp_attention, spec.gpus_per_node,
+                                 spec.micro_batches};
+            Deployed deployed;
+            deployed.multi = degrees.MultiDevice();
+            if (!deployed.multi) {
+              auto stage = CompileStage(*whole, spec, device);
+              if (!stage) return std::unexpected(stage.error());
+              deployed.stages.push_back(std::move(*stage));
             } else {
-              auto full = FullRow(*step, *recipe, device, spec, batch, context, nullptr);
-              if (!full) return std::unexpected(full.error());
-              row = *full;
-              ++rep.points_by_full_analysis;
+              auto planned = llm::PlanDeployment(*spec.model, degrees, device);
+              std::optional<std::string> why;
+              if (!planned) {
+                why = planned.error().message;
+              } else {
+                deployed.deployment = std::move(*planned);
+                for (int64_t s = 0; s < deployed.deployment.pp && !why; ++s) {
+                  auto graph = import::hf::BuildStepGraph(*spec.model, *recipe,
+                                                          deployed.deployment.Shard(s));
+                  if (!graph) {
+                    why = "a device's share does not fit the recipe (" + graph.error().message + ")";
+                    break;
+                  }
+                  auto stage = CompileStage(std::move(*graph), spec, device);
+                  if (!stage) return std::unexpected(stage.error());
+                  deployed.stages.push_back(std::move(*stage));
+                }
+              }
+              if (why) {
+                rep.skipped.push_back(DegreesLabel(degrees) + " on " + device.name + ", " +
+                                      rep.recipes[recipe_index] + ": " + *why);
+                done += per_deployment;
+                continue;
+              }
+              AddUnique(rep.assumptions, deployed.deployment.assumptions);
             }
-            row.device = static_cast<uint32_t>(d);
-            row.recipe = recipe_index;
-            rep.rows.push_back(row);
-            if (progress && (++done & 4095) == 0) progress(done, total);
+            report::SweepDeployment label;
+            label.tp = deployed.deployment.tp;
+            label.ep = deployed.deployment.ep;
+            label.pp = deployed.deployment.pp;
+            label.dp_attention = deployed.deployment.dp_attention;
+            label.devices = deployed.deployment.devices;
+            auto found = std::find(rep.deployments.begin(), rep.deployments.end(), label);
+            const auto deployment_index = static_cast<uint32_t>(found - rep.deployments.begin());
+            if (found == rep.deployments.end()) rep.deployments.push_back(label);
+            // The first point of each device runs the full analysis too: its assumptions go
+            // in the report.
+            if (first_of_device) {
+              first_of_device = false;
+              const llm::Request request =
+                  MakeRequest(spec, spec.batches.front(), spec.contexts.front());
+              if (!deployed.multi) {
+                auto run = llm::RunRequest(*whole, *recipe, device, request);
+                if (!run) return std::unexpected(run.error());
+                AddUnique(rep.assumptions, run->step.ledger.assumptions);
+                AddUnique(rep.assumptions, run->step.analysis.notes);
+              } else {
+                auto run = llm::RunDeployment(*spec.model, *recipe, device, request,
+                                              deployed.deployment);
+                if (!run) return std::unexpected(run.error());
+                AddUnique(rep.assumptions, run->run.step.ledger.assumptions);
+                AddUnique(rep.assumptions, run->run.step.analysis.notes);
+              }
+            }
+            GridRunner runner(spec, *recipe, *whole, device, deployed, rep);
+            if (auto ok = runner.Run(static_cast<uint32_t>(d), recipe_index, deployment_index, tick);
+                !ok) {
+              return std::unexpected(ok.error());
+            }
           }
         }
       }
     }
+  }
+  if (rep.rows.empty() && !rep.skipped.empty()) {
+    return MakeError("no deployment of the grid can run: " + rep.skipped.front());
   }
   if (progress) progress(total, total);
   return rep;

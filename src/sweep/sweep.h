@@ -1,7 +1,9 @@
-// `opscope sweep llm`: one LLM over the grid recipe × device × batch × context, each point
-// the figures `opscope llm` prints for it — from a step plan compiled once per recipe
-// (step_plan.h), or the full analysis where the plan gives a point up or --gen-len asks for
-// whole requests.
+// `opscope sweep llm`: one LLM over the grid recipe × device × deployment (tp × ep × pp) ×
+// batch × context, each point the figures `opscope llm` prints for it — from step plans
+// compiled once per recipe, device and deployment (one per pipeline stage; step_plan.h), or
+// the full analysis where a plan gives a point up or --gen-len asks for whole requests.
+// Deployments the model or device cannot take (heads not divisible by tp, ...) are skipped
+// and listed in the report with the reason; a grid with none that can run is an error.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,9 @@ struct SweepSpec {
   std::optional<std::string> activations, kv_dtype, state_dtype;
   double mem_util = 0.9;
   std::optional<int64_t> gen_len;
+  // Parallel degrees (empty: 1), swept as axes; the rest as `opscope llm` takes them.
+  std::vector<int64_t> tps, eps, pps;
+  std::optional<int64_t> dp_attention, gpus_per_node, micro_batches;
 };
 
 // Called now and then with the points done and the total.
