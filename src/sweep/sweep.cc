@@ -179,15 +179,17 @@ class GridRunner {
   bool FromPlan(int64_t batch, int64_t context, size_t c, size_t i, const Split& split,
                 report::SweepRow& row) const {
     const size_t stages = deployed_.stages.size();
-    // The pipeline's step: Σ stage times + (micro-batches − 1) × the slowest stage (for one
-    // stage and one micro-batch, the step itself); the bound is the slowest stage's.
-    double sum_s = 0, max_s = 0;
+    // A deployment's step is llm::PipelineStepTime of its stages (one device: the step
+    // itself); the bound is the slowest stage's, as the busiest device's report shows it.
+    std::vector<double>& stage_s = stage_s_;
+    stage_s.resize(stages);
+    double max_s = 0;
     bool compute_bound = false;
     uint64_t max_batch = UINT64_MAX;
     for (size_t s = 0; s < stages; ++s) {
       const std::optional<StepTiming>& t = timings_[s][i];
       if (!t) return false;
-      sum_s += t->time_s;
+      stage_s[s] = t->time_s;
       if (s == 0 || t->time_s > max_s) {
         max_s = t->time_s;
         compute_bound = t->compute_bound;
@@ -195,7 +197,9 @@ class GridRunner {
       max_batch = std::min(max_batch, deployed_.stages[s].max_batch[c]);
     }
     const double step_s =
-        deployed_.multi ? sum_s + static_cast<double>(split.micro_count - 1) * max_s : sum_s;
+        deployed_.multi
+            ? llm::PipelineStepTime(stage_s, split.micro_count)
+            : stage_s[0];
     const bool prefill = spec_.phase == llm::Phase::kPrefill;
     row.batch = batch;
     row.context = context;
@@ -234,6 +238,7 @@ class GridRunner {
   Deployed& deployed_;
   report::SweepReport& rep_;
   std::vector<std::array<std::optional<StepTiming>, StepPlan::kBlock>> timings_;
+  mutable std::vector<double> stage_s_;  // scratch: the stage times of one point
 };
 
 std::string DegreesLabel(const llm::Degrees& g) {
