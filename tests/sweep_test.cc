@@ -175,11 +175,13 @@ TEST(StepPlan, BlocksEqualSinglePoints) {
     ASSERT_TRUE(plan) << plan.error().message;
     auto single = StepPlan::Compile(m.step.graph);  // fresh memo and fold caches
     ASSERT_TRUE(single);
-    std::vector<std::vector<Point>> blocks(3);
+    std::vector<std::vector<Point>> blocks(5);
     for (int64_t i = 0; i < int64_t{StepPlan::kBlock}; ++i) {
       blocks[0].push_back({4, 4, 100 + 67 * i});            // decode, ctx varies
       blocks[1].push_back({3 * (1 + 97 * i), 3, 0});        // prefill, rows per sequence vary
       blocks[2].push_back({2 + i, 2 + i, 4000 - 31 * i});   // everything varies
+      blocks[3].push_back({1 + 5 * i, 1 + 5 * i, 4096});    // decode, sequences vary
+      blocks[4].push_back({(1 + i) * 700, 1 + i, 0});       // prefill, sequences vary
     }
     for (const std::vector<Point>& block : blocks) {
       std::vector<std::optional<StepTiming>> out(block.size());
@@ -309,6 +311,41 @@ TEST(RunSweep, DeploymentRowsEqualRunDeployment) {
       EXPECT_EQ(rep->rows.size(), deployments * 3 * 3) << preset;
       EXPECT_EQ(rep->skipped.size(), 8 - deployments) << preset;
     }
+  }
+}
+
+// Few contexts and many batches: the sweep costs blocks over batches (sequences vary); rows
+// still equal llm::RunDeployment, including batches that micro-batches split unevenly.
+TEST(RunSweep, BatchBlocksEqualRunDeployment) {
+  const import::hf::Preset* p = import::hf::FindPreset("deepseek-v3");
+  auto spec = import::hf::ParseHfConfig(p->json, "deepseek-v3");
+  ASSERT_TRUE(spec);
+  SweepSpec s;
+  s.model_name = s.origin = "deepseek-v3";
+  s.model = &*spec;
+  for (int64_t b = 1; b <= 70; ++b) s.batches.push_back(b);
+  s.contexts = {777};
+  s.devices = {*device::ResolveDevice("h200")};
+  s.weights = {std::nullopt};
+  s.tps = {2};
+  s.eps = {8};
+  s.pps = {3};
+  auto rep = RunSweep(s);
+  ASSERT_TRUE(rep) << rep.error().message;
+  ASSERT_EQ(rep->rows.size(), 70u);
+  EXPECT_EQ(rep->points_by_full_analysis, 0u);
+  auto recipe = import::hf::ResolveRecipe(*spec, {});
+  auto deployment = llm::PlanDeployment(*spec, {2, 8, 3, std::nullopt, std::nullopt, std::nullopt},
+                                        s.devices[0]);
+  ASSERT_TRUE(deployment);
+  for (const report::SweepRow& row : rep->rows) {
+    llm::Request r;
+    r.batch = row.batch;
+    r.context = row.context;
+    auto run = llm::RunDeployment(*spec, *recipe, s.devices[0], r, *deployment);
+    ASSERT_TRUE(run);
+    EXPECT_EQ(row.step_time_s, run->run.figures.step_time_s) << row.batch;
+    EXPECT_EQ(row.max_batch, run->run.figures.max_batch) << row.batch;
   }
 }
 

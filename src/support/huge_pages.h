@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -13,10 +12,12 @@
 
 namespace opscope {
 
-// Reserves room for `n` elements and, when the buffer is large, asks the kernel to back it
-// with huge pages before anything touches it. Call before resize().
-template <typename T>
-void ReserveHugePages(std::vector<T>& v, size_t n) {
+// Reserves room for `n` elements of a contiguous container (std::vector, std::string) and,
+// when the buffer is large, asks the kernel to back it with huge pages before anything touches
+// it. Call before resize() or the first append.
+template <typename Container>
+void ReserveHugePages(Container& v, size_t n) {
+  using T = typename Container::value_type;
   v.reserve(n);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr uintptr_t kHuge = uintptr_t{2} << 20;

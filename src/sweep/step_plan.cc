@@ -181,10 +181,10 @@ namespace {
 // add latency); an AVX2 clone where the CPU has it.
 using Double4 = double __attribute__((vector_size(32)));
 __attribute__((target_clones("avx2", "default"))) void SumInGraphOrder(
-    const uint32_t* order, size_t count, const double* time, double* total) {
+    const uint32_t* order, size_t count, const double* time, size_t lanes, double* total) {
   constexpr size_t kBlock = StepPlan::kBlock, kChunk = 32, kVectors = kChunk / 4;
   static_assert(kBlock % kChunk == 0);
-  for (size_t c = 0; c < kBlock; c += kChunk) {
+  for (size_t c = 0; c < lanes; c += kChunk) {  // the chunks holding the block's points
     Double4 acc[kVectors] = {};
     for (size_t j = 0; j < count; ++j) {
       const double* t = time + static_cast<size_t>(order[j]) * kBlock + c;
@@ -233,7 +233,7 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
     well_formed[i] = valid[i] = p.seqs > 0 && p.n >= 0 && p.n % p.seqs == 0;
   }
   // The varying variable when every point shares seqs and one of (rows per sequence, ctx).
-  enum class Vary { kNone, kT, kP } vary = Vary::kNone;
+  enum class Vary { kNone, kS, kT, kP } vary = Vary::kNone;
   if (count > 1 && valid[0]) {
     bool same_s = true, same_t = true, same_p = true;
     const int64_t t0 = points[0].n / points[0].seqs;
@@ -244,6 +244,7 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
     }
     if (same_s && same_t) vary = Vary::kP;
     else if (same_s && same_p) vary = Vary::kT;
+    else if (same_t && same_p) vary = Vary::kS;
   }
   // The varying variable x of each point as C(x−1, 1) and C(x−1, 2), in int64 where every
   // |x| < 2^31 (the products then stay below 2^62), else in Int128 (varying_wide).
@@ -252,7 +253,9 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
   bool wide = false;
   Int128 max1 = 0, max2 = 0;  // the largest |C(x−1, 1)|, |C(x−1, 2)| of the block
   if (vary != Vary::kNone) {
-    auto x_of = [&](const Point& p) { return vary == Vary::kP ? p.ctx : p.n / p.seqs; };
+    auto x_of = [&](const Point& p) {
+      return vary == Vary::kP ? p.ctx : vary == Vary::kT ? p.n / p.seqs : p.seqs;
+    };
     constexpr int64_t kNarrow = int64_t{1} << 31;
     for (size_t i = 0; i < count; ++i) {
       const int64_t x = x_of(points[i]);
@@ -299,10 +302,14 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
       // The fold depends on the two fixed variables only: a sweep's consecutive blocks
       // repeat it, so the last one is kept.
       const Point& p0 = points[0];
-      const int axis = vary == Vary::kP ? 2 : 1;
-      const std::array<int64_t, 3> key{axis, p0.seqs, axis == 2 ? p0.n / p0.seqs : p0.ctx};
+      const int axis = vary == Vary::kS ? 0 : vary == Vary::kT ? 1 : 2;
+      // (axis, the two fixed variables)
+      const int64_t s0 = p0.seqs, t0 = p0.n / p0.seqs, c0 = p0.ctx;
+      const std::array<int64_t, 3> key = axis == 0   ? std::array<int64_t, 3>{0, t0, c0}
+                                         : axis == 1 ? std::array<int64_t, 3>{1, s0, c0}
+                                                     : std::array<int64_t, 3>{2, s0, t0};
       if (key != d.fold_key) {
-        const NewtonBasis s(p0.seqs), t(p0.n / p0.seqs), c(p0.ctx);
+        const NewtonBasis s(s0), t(t0), c(c0);
         d.bytes.Fold(s, t, c, axis, d.fold_bytes);
         d.flops.Fold(s, t, c, axis, d.fold_flops);
         d.fold_key = key;
@@ -419,7 +426,7 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
   // The step time: node times summed in graph order, as roofline::Estimate sums them, so the
   // result is the same double.
   std::array<double, kBlock> total{};
-  SumInGraphOrder(order_.data(), order_.size(), time_.data(), total.data());
+  SumInGraphOrder(order_.data(), order_.size(), time_.data(), count, total.data());
   // The bound: Σ over distinct nodes × multiplicity (the block-constant nodes' share once)
   // differs from the graph-order sums by rounding only (relative 1e-12 at most here); only a
   // near tie takes the exact sums.

@@ -116,57 +116,41 @@ class GridRunner {
 
   Result<void> Run(uint32_t device_index, uint32_t recipe_index, uint32_t deployment_index,
                    const std::function<void()>& tick) {
-    const bool prefill = spec_.phase == llm::Phase::kPrefill;
-    const size_t stages = deployed_.stages.size();
-    for (int64_t batch : spec_.batches) {
-      const Split split = deployed_.multi ? SplitBatch(deployed_.deployment, batch) : Split{1, batch};
-      // The contexts of one batch in blocks: the points share seqs and vary in one variable,
-      // which the plan evaluates fastest.
-      for (size_t c0 = 0; c0 < spec_.contexts.size(); c0 += StepPlan::kBlock) {
-        const size_t count = std::min(StepPlan::kBlock, spec_.contexts.size() - c0);
-        std::array<Point, StepPlan::kBlock> points;
-        // timings[s][i]: stage s at point i.
-        timings_.resize(stages);
-        if (!spec_.gen_len) {
-          for (size_t i = 0; i < count; ++i) {
-            const int64_t context = spec_.contexts[c0 + i];
-            points[i] = Point{split.seqs, split.seqs, context};
-            if (prefill) {
-              auto n = CheckedMul(static_cast<uint64_t>(split.seqs), static_cast<uint64_t>(context));
-              if (!n || *n > static_cast<uint64_t>(INT64_MAX)) {
-                return MakeError("options '--batch' and '--context': " + std::to_string(batch) +
-                                 " x " + std::to_string(context) + " tokens overflow 64 bits");
-              }
-              points[i] = Point{static_cast<int64_t>(*n), split.seqs, 0};
+    const size_t batches = spec_.batches.size(), contexts = spec_.contexts.size();
+    // Tiles of the batch × context grid, each costed in blocks of points that vary in one
+    // variable (what the plan evaluates fastest): many contexts → a block per batch over up
+    // to kBlock contexts; few contexts and many batches (a deployment sweep at one context)
+    // → a block per context over up to kBlock batches.
+    const bool by_context = contexts >= StepPlan::kBlock || contexts >= batches;
+    const size_t tile_b = by_context ? 1 : StepPlan::kBlock;
+    const size_t tile_c = by_context ? StepPlan::kBlock : contexts;
+    tile_.resize(deployed_.stages.size());
+    for (auto& t : tile_) t.resize(tile_b * tile_c);
+    for (size_t b0 = 0; b0 < batches; b0 += tile_b) {
+      const size_t nb = std::min(tile_b, batches - b0);
+      for (size_t c0 = 0; c0 < contexts; c0 += tile_c) {
+        const size_t nc = std::min(tile_c, contexts - c0);
+        if (auto ok = CostTile(b0, nb, c0, nc, by_context); !ok) return ok;
+        for (size_t i = 0; i < nb; ++i) {
+          const int64_t batch = spec_.batches[b0 + i];
+          for (size_t j = 0; j < nc; ++j) {
+            const int64_t context = spec_.contexts[c0 + j];
+            // Filled in place: a row assembled on the stack and copied costs a
+            // store-forwarding stall per field, more than the point's arithmetic.
+            report::SweepRow& row = rep_.rows.emplace_back();
+            if (FromPlan(batch, context, c0 + j, i * nc + j, row)) {
+              ++rep_.points_by_plan;
+            } else {
+              auto full = FullRow(batch, context);
+              if (!full) return std::unexpected(full.error());
+              row = *full;
+              ++rep_.points_by_full_analysis;
             }
+            row.device = device_index;
+            row.recipe = recipe_index;
+            row.deployment = deployment_index;
+            tick();
           }
-          for (size_t s = 0; s < stages; ++s) {
-            auto ok = deployed_.stages[s].plan->TimeBlock(
-                std::span<const Point>(points.data(), count), device_,
-                std::span<std::optional<StepTiming>>(timings_[s].data(), count));
-            if (!ok) return std::unexpected(Wrap(spec_.origin, ok.error()));
-          }
-        } else {
-          for (auto& t : timings_) t.fill(std::nullopt);
-        }
-        for (size_t i = 0; i < count; ++i) {
-          const size_t c = c0 + i;
-          const int64_t context = spec_.contexts[c];
-          // Filled in place: a row assembled on the stack and copied costs a store-forwarding
-          // stall per field, more than the point's arithmetic.
-          report::SweepRow& row = rep_.rows.emplace_back();
-          if (!FromPlan(batch, context, c, i, split, row)) {
-            auto full = FullRow(batch, context);
-            if (!full) return std::unexpected(full.error());
-            row = *full;
-            ++rep_.points_by_full_analysis;
-          } else {
-            ++rep_.points_by_plan;
-          }
-          row.device = device_index;
-          row.recipe = recipe_index;
-          row.deployment = deployment_index;
-          tick();
         }
       }
     }
@@ -174,22 +158,62 @@ class GridRunner {
   }
 
  private:
-  // The row of point i of the block from the stages' plans, as llm::RunRequest (one device)
-  // or llm::RunDeployment computes it; false when some stage's plan gave the point up.
-  bool FromPlan(int64_t batch, int64_t context, size_t c, size_t i, const Split& split,
-                report::SweepRow& row) const {
+  // Costs the tile batches[b0, b0 + nb) × contexts[c0, c0 + nc) on every stage into
+  // tile_[stage][i · nc + j]: blocks over contexts (one batch each) or over batches (one
+  // context each). With --gen-len every point takes the full analysis.
+  Result<void> CostTile(size_t b0, size_t nb, size_t c0, size_t nc, bool by_context) {
+    if (spec_.gen_len) {
+      for (auto& t : tile_) std::fill(t.begin(), t.end(), std::nullopt);
+      return {};
+    }
+    const bool prefill = spec_.phase == llm::Phase::kPrefill;
+    auto point = [&](size_t i, size_t j) -> Result<Point> {
+      const int64_t batch = spec_.batches[b0 + i], context = spec_.contexts[c0 + j];
+      const int64_t seqs = deployed_.multi ? SplitBatch(deployed_.deployment, batch).seqs : batch;
+      if (!prefill) return Point{seqs, seqs, context};
+      auto n = CheckedMul(static_cast<uint64_t>(seqs), static_cast<uint64_t>(context));
+      if (!n || *n > static_cast<uint64_t>(INT64_MAX)) {
+        return MakeError("options '--batch' and '--context': " + std::to_string(batch) + " x " +
+                         std::to_string(context) + " tokens overflow 64 bits");
+      }
+      return Point{static_cast<int64_t>(*n), seqs, 0};
+    };
+    const size_t blocks = by_context ? nb : nc, lanes = by_context ? nc : nb;
+    std::array<Point, StepPlan::kBlock> points;
+    std::array<std::optional<StepTiming>, StepPlan::kBlock> out;
+    for (size_t k = 0; k < blocks; ++k) {
+      for (size_t l = 0; l < lanes; ++l) {
+        auto p = by_context ? point(k, l) : point(l, k);
+        if (!p) return std::unexpected(p.error());
+        points[l] = *p;
+      }
+      for (size_t s = 0; s < deployed_.stages.size(); ++s) {
+        auto ok = deployed_.stages[s].plan->TimeBlock(
+            std::span<const Point>(points.data(), lanes), device_,
+            std::span<std::optional<StepTiming>>(out.data(), lanes));
+        if (!ok) return std::unexpected(Wrap(spec_.origin, ok.error()));
+        for (size_t l = 0; l < lanes; ++l) {
+          tile_[s][by_context ? k * nc + l : l * nc + k] = out[l];
+        }
+      }
+    }
+    return {};
+  }
+
+  // The row of a point from the stages' plans (tile_[s][cell]), as llm::RunRequest (one
+  // device) or llm::RunDeployment computes it; false when some stage's plan gave it up.
+  bool FromPlan(int64_t batch, int64_t context, size_t c, size_t cell, report::SweepRow& row) {
     const size_t stages = deployed_.stages.size();
     // A deployment's step is llm::PipelineStepTime of its stages (one device: the step
     // itself); the bound is the slowest stage's, as the busiest device's report shows it.
-    std::vector<double>& stage_s = stage_s_;
-    stage_s.resize(stages);
+    stage_s_.resize(stages);
     double max_s = 0;
     bool compute_bound = false;
     uint64_t max_batch = UINT64_MAX;
     for (size_t s = 0; s < stages; ++s) {
-      const std::optional<StepTiming>& t = timings_[s][i];
+      const std::optional<StepTiming>& t = tile_[s][cell];
       if (!t) return false;
-      stage_s[s] = t->time_s;
+      stage_s_[s] = t->time_s;
       if (s == 0 || t->time_s > max_s) {
         max_s = t->time_s;
         compute_bound = t->compute_bound;
@@ -198,8 +222,8 @@ class GridRunner {
     }
     const double step_s =
         deployed_.multi
-            ? llm::PipelineStepTime(stage_s, split.micro_count)
-            : stage_s[0];
+            ? llm::PipelineStepTime(stage_s_, SplitBatch(deployed_.deployment, batch).micro_count)
+            : stage_s_[0];
     const bool prefill = spec_.phase == llm::Phase::kPrefill;
     row.batch = batch;
     row.context = context;
@@ -237,8 +261,8 @@ class GridRunner {
   const device::Device& device_;
   Deployed& deployed_;
   report::SweepReport& rep_;
-  std::vector<std::array<std::optional<StepTiming>, StepPlan::kBlock>> timings_;
-  mutable std::vector<double> stage_s_;  // scratch: the stage times of one point
+  std::vector<std::vector<std::optional<StepTiming>>> tile_;  // [stage][cell of the tile]
+  std::vector<double> stage_s_;  // scratch: the stage times of one point
 };
 
 std::string DegreesLabel(const llm::Degrees& g) {
