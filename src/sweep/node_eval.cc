@@ -13,7 +13,8 @@ namespace opscope::sweep {
 
 using Status = cost::ResolvedTensor::Status;
 
-NodeEvaluator::NodeEvaluator(const ir::Graph& graph, size_t node) : graph_(graph), node_(node) {
+NodeEvaluator::NodeEvaluator(const ir::Graph& graph, size_t node)
+    : graph_(graph), node_(node), bindings_(graph.symbols) {
   const ir::Node& n = graph.nodes[node];
   auto slot = [&](ir::TensorId t) {
     auto it = std::find(tensors_.begin(), tensors_.end(), t);
@@ -29,6 +30,14 @@ NodeEvaluator::NodeEvaluator(const ir::Graph& graph, size_t node) : graph_(graph
   n_ = graph.symbols.Find("n");
   seqs_ = graph.symbols.Find("seqs");
   ctx_ = graph.symbols.Find("ctx");
+  // The rule's views of the tensors (resolved_ no longer moves), and the bindings with the
+  // graph's own dims: Eval only rebinds the workload, allocating nothing.
+  for (uint32_t s : input_slot_) ins_.push_back(&resolved_[s]);
+  for (uint32_t s : output_slot_) outs_.push_back(&resolved_[s]);
+  for (const auto& [sym, value] : graph.dims) bindings_.Set(sym, value);
+  for (const auto& sym : {n_, seqs_, ctx_}) {
+    if (sym) bindings_.Set(*sym, 0);
+  }
 }
 
 Result<void> NodeEvaluator::Resolve(const expr::Bindings& b) {
@@ -42,8 +51,7 @@ Result<void> NodeEvaluator::Resolve(const expr::Bindings& b) {
 }
 
 Result<cost::NodeCost> NodeEvaluator::Eval(const Point& p) {
-  expr::Bindings b(graph_.symbols);
-  for (const auto& [sym, value] : graph_.dims) b.Set(sym, value);
+  expr::Bindings& b = bindings_;
   if (n_) b.Set(*n_, p.n);
   if (seqs_) b.Set(*seqs_, p.seqs);
   if (ctx_) b.Set(*ctx_, p.ctx);
@@ -55,13 +63,8 @@ Result<cost::NodeCost> NodeEvaluator::Eval(const Point& p) {
   for (const cost::ResolvedTensor& r : resolved_) {
     if (r.status != Status::kOk) return c;
   }
-  std::vector<const cost::ResolvedTensor*> ins, outs;
-  ins.reserve(input_slot_.size());
-  outs.reserve(output_slot_.size());
-  for (uint32_t s : input_slot_) ins.push_back(&resolved_[s]);
-  for (uint32_t s : output_slot_) outs.push_back(&resolved_[s]);
   assumptions_.clear();
-  auto r = cost::CostNode(cost::RuleInput{graph_, node, ins, outs, b}, c, assumptions_);
+  auto r = cost::CostNode(cost::RuleInput{graph_, node, ins_, outs_, b}, c, assumptions_);
   if (!r) {
     if (r.error().kind == cost::RuleFailure::Kind::kBadInput) return MakeError(r.error().message);
     return c;

@@ -24,6 +24,8 @@ class NodeEvaluator {
  public:
   // `graph` must outlive the evaluator.
   NodeEvaluator(const ir::Graph& graph, size_t node);
+  NodeEvaluator(const NodeEvaluator&) = delete;  // holds pointers into itself
+  NodeEvaluator& operator=(const NodeEvaluator&) = delete;
 
   // The node's ledger entry at `p`: costed with its numbers, or not costed (zeros; the
   // reason is BuildLedger's to report). Bad input the ledger would reject (a negative or
@@ -41,6 +43,8 @@ class NodeEvaluator {
   std::vector<uint32_t> input_slot_, output_slot_;
   std::vector<cost::ResolvedTensor> resolved_;  // parallel to tensors_
   std::vector<std::vector<int64_t>> dims_;      // storage the resolved spans point into
+  std::vector<const cost::ResolvedTensor*> ins_, outs_;  // into resolved_
+  expr::Bindings bindings_;                     // the graph's dims and the point
   std::vector<std::string> assumptions_;        // scratch for the rule
   std::optional<expr::SymbolId> n_, seqs_, ctx_;
 };
