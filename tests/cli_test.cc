@@ -4,6 +4,7 @@
 // JSON with DESIGN's field names, and `opscope devices --format json` listing every required id.
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -349,6 +350,28 @@ TEST_F(CliTest, HelpAndVersionExitZero) {
 }
 
 // ---- -o FILE --------------------------------------------------------------------------------
+
+// -o into a device or pipe writes into it (renaming a temporary file over /dev/null would
+// replace the device); -o through a symbolic link replaces the target and keeps the link.
+TEST_F(CliTest, OutputToPipesAndLinksKeepsThemWhatTheyAre) {
+  const fs::path fifo = tmp_ / "fifo", got = tmp_ / "got.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const Outcome o = Run(With(kMlp, {"--format", "json", "-o", fifo.string()}),
+                        "(cat " + ShellQuote(fifo.string()) + " > " + ShellQuote(got.string()) +
+                            " &) &&");
+  EXPECT_EQ(o.status, 0) << o.err;
+  const std::string expected = ReadAll(fs::path(kSource) / "tests/golden/mlp.expected.json");
+  for (int i = 0; i < 200 && ReadAll(got) != expected; ++i) ::usleep(10000);  // cat finishing
+  EXPECT_EQ(ReadAll(got), expected);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+
+  const fs::path target = tmp_ / "target.json", link = tmp_ / "link.json";
+  std::ofstream(target) << "old";
+  fs::create_symlink(target, link);
+  EXPECT_EQ(Run(With(kMlp, {"--format", "json", "-o", link.string()})).status, 0);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(ReadAll(target), expected);
+}
 
 TEST_F(CliTest, OutputFileWrittenOnSuccessOnlyAndNeverPartially) {
   const std::string report = (tmp_ / "report.json").string();

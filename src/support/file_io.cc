@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -41,7 +42,29 @@ Result<void> WriteFileAtomic(const std::string& path, std::string_view contents)
     }
     return {};
   }
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // A device, pipe or socket (-o /dev/null, a FIFO) is written in place: renaming a file over
+  // it would replace /dev/null itself. A symbolic link's target gets the atomic write, and
+  // the link stays.
+  std::string target = path;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return MakeError(path + ": is a directory");
+    if (!S_ISREG(st.st_mode)) {
+      std::FILE* f = std::fopen(path.c_str(), "wb");
+      if (f == nullptr) return MakeError(path + ": cannot write: " + std::strerror(errno));
+      const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+      if (std::fclose(f) != 0 || !ok) return MakeError(path + ": write error");
+      return {};
+    }
+    struct stat lst {};
+    if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+      char* real = ::realpath(path.c_str(), nullptr);
+      if (real == nullptr) return MakeError(path + ": cannot resolve: " + std::strerror(errno));
+      target = real;
+      std::free(real);
+    }
+  }
+  const std::string tmp = target + ".tmp." + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) return MakeError(path + ": cannot write: " + std::strerror(errno));
   const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
@@ -50,7 +73,7 @@ Result<void> WriteFileAtomic(const std::string& path, std::string_view contents)
     std::remove(tmp.c_str());
     return MakeError(path + ": write error");
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (std::rename(tmp.c_str(), target.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     std::remove(tmp.c_str());
     return MakeError(path + ": cannot write: " + why);

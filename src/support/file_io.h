@@ -15,7 +15,8 @@ Result<std::string> ReadFile(const std::string& path, uint64_t max_bytes = uint6
                              size_t padding = 0);
 
 // Writes `contents` to `path` through a temporary file in the same directory and a rename,
-// so a failed run never leaves a partial report. "-" writes to stdout.
+// so a failed run never leaves a partial report. "-" writes to stdout; a device or pipe
+// (/dev/null, a FIFO) is written directly; a symbolic link's target is replaced, not the link.
 Result<void> WriteFileAtomic(const std::string& path, std::string_view contents);
 
 }  // namespace opscope
