@@ -314,6 +314,41 @@ TEST(RunSweep, DeploymentRowsEqualRunDeployment) {
   }
 }
 
+// A large grid is costed on several threads, each with its own plans: the same rows, in the
+// same order, as one thread — for blocks over contexts and over batches.
+TEST(RunSweep, ThreadsGiveTheSameRows) {
+  const import::hf::Preset* p = import::hf::FindPreset("qwen3-30b-a3b");
+  auto spec = import::hf::ParseHfConfig(p->json, "qwen3-30b-a3b");
+  ASSERT_TRUE(spec);
+  SweepSpec s;
+  s.model_name = s.origin = "qwen3-30b-a3b";
+  s.model = &*spec;
+  s.devices = {*device::ResolveDevice("h100-sxm")};
+  s.weights = {std::nullopt};
+  for (auto [batches, contexts] : {std::pair<int64_t, int64_t>{9, 4000}, {40000, 1}}) {
+    s.batches.clear();
+    s.contexts.clear();
+    for (int64_t b = 1; b <= batches; ++b) s.batches.push_back(b);
+    for (int64_t c = 0; c < contexts; ++c) s.contexts.push_back(100 + 3 * c);
+    s.threads = 1;
+    auto one = RunSweep(s);
+    ASSERT_TRUE(one) << one.error().message;
+    s.threads = 3;
+    auto three = RunSweep(s);
+    ASSERT_TRUE(three) << three.error().message;
+    ASSERT_EQ(one->rows.size(), static_cast<size_t>(batches * contexts));
+    ASSERT_EQ(three->rows.size(), one->rows.size());
+    EXPECT_EQ(three->points_by_plan, one->points_by_plan);
+    for (size_t i = 0; i < one->rows.size(); ++i) {
+      const report::SweepRow &a = one->rows[i], &b = three->rows[i];
+      ASSERT_TRUE(a.batch == b.batch && a.context == b.context && a.step_time_s == b.step_time_s &&
+                  a.tokens_per_s == b.tokens_per_s && a.max_batch == b.max_batch &&
+                  a.compute_bound == b.compute_bound && a.fits == b.fits)
+          << "row " << i;
+    }
+  }
+}
+
 // Few contexts and many batches: the sweep costs blocks over batches (sequences vary); rows
 // still equal llm::RunDeployment, including batches that micro-batches split unevenly.
 TEST(RunSweep, BatchBlocksEqualRunDeployment) {
@@ -552,4 +587,41 @@ TEST(SweepCli, FormatsAndErrors) {
 }
 
 }  // namespace
+// A large sweep's CSV is formatted on several threads: the same text for any count, every row
+// once, in order, each double round-tripping.
+TEST(SweepCsv, ThreadedFormattingIsTheSameText) {
+  report::SweepReport rep;
+  rep.model = "m";
+  rep.phase = "decode";
+  rep.devices = {"h100-sxm", "h200"};
+  rep.recipes = {"bf16/bf16/bf16"};
+  rep.deployments = {report::SweepDeployment{}, report::SweepDeployment{2, 1, 1, 1, 2}};
+  constexpr size_t kRows = 70001;
+  for (size_t i = 0; i < kRows; ++i) {
+    report::SweepRow r;
+    r.device = static_cast<uint32_t>(i % 2);
+    r.deployment = static_cast<uint32_t>((i / 7) % 2);
+    r.batch = static_cast<int64_t>(i % 97) + 1;
+    r.context = static_cast<int64_t>(i);
+    r.step_time_s = 1e-3 + static_cast<double>(i) * 1.234567e-9;
+    r.tokens_per_s = static_cast<double>(r.batch) / r.step_time_s;
+    r.tpot_s = r.step_time_s;
+    r.max_batch = i;
+    r.fits = i % 3 == 0;
+    rep.rows.push_back(r);
+  }
+  const std::string one = report::RenderSweepCsv(rep, 1);
+  EXPECT_EQ(report::RenderSweepCsv(rep, 3), one);
+  EXPECT_EQ(report::RenderSweepCsv(rep, 8), one);
+  const auto rows = ParseCsv(one);
+  ASSERT_EQ(rows.size(), kRows + 1);
+  for (size_t i : {size_t{0}, size_t{23333}, size_t{23334}, size_t{46667}, kRows - 1}) {
+    const auto& r = rows[i + 1];
+    EXPECT_EQ(r[10], std::to_string(i));
+    EXPECT_EQ(std::strtod(r[11].c_str(), nullptr), rep.rows[i].step_time_s);
+    EXPECT_EQ(std::strtod(r[12].c_str(), nullptr), rep.rows[i].tokens_per_s);
+    EXPECT_EQ(r[4], rep.rows[i].deployment == 1 ? "2" : "1");
+  }
+}
+
 }  // namespace opscope::sweep

@@ -52,7 +52,9 @@ struct SweepReport {
 // context, step_time_s, tokens_per_s, tpot_s, ttft_s, bound, max_batch, fits. Absent values
 // are empty fields. A deployment's figures are the deployment's (tokens/s of all its devices;
 // max_batch and fits per its busiest device's memory).
-std::string RenderSweepCsv(const SweepReport& report);
+// `threads`: how many threads format a large sweep's rows (0: the machine's cores, at most 8);
+// the text is the same for any count.
+std::string RenderSweepCsv(const SweepReport& report, unsigned threads = 0);
 // {"schema_version": 1, "model", "phase", "points": [{...the CSV fields...}], "skipped",
 // "assumptions"}.
 std::string RenderSweepJson(const SweepReport& report);

@@ -8,6 +8,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <thread>
 
 #include "import/hf_config/recipe.h"
 #include "import/hf_config/step_graph.h"
@@ -64,8 +65,8 @@ void AddUnique(std::vector<std::string>& to, const std::vector<std::string>& fro
 // compiled into a plan, with what bounds its batch: the largest batch its memory holds at
 // each context of the sweep.
 struct Stage {
-  std::unique_ptr<import::hf::StepGraph> step;  // the plan points into it
-  std::unique_ptr<StepPlan> plan;
+  std::unique_ptr<import::hf::StepGraph> step;  // the plans point into it
+  std::vector<std::unique_ptr<StepPlan>> plans;  // one per worker thread (they cache)
   std::vector<uint64_t> max_batch;  // per context of the sweep
 };
 
@@ -92,7 +93,7 @@ Result<Stage> CompileStage(import::hf::StepGraph step, const SweepSpec& spec,
   stage.step = std::make_unique<import::hf::StepGraph>(std::move(step));
   auto plan = StepPlan::Compile(stage.step->graph);
   if (!plan) return std::unexpected(Wrap(spec.origin, plan.error()));
-  stage.plan = std::move(*plan);
+  stage.plans.push_back(std::move(*plan));
   auto figures = llm::ComputeModelFigures(*stage.step);
   if (!figures) return std::unexpected(figures.error());
   // The memory context: the most tokens a sequence holds during the request (llm.h).
@@ -114,42 +115,101 @@ class GridRunner {
       : spec_(spec), recipe_(recipe), whole_(whole), device_(device), deployed_(deployed),
         rep_(rep) {}
 
+  // Appends the grid's rows to the report, in order. A large grid (at least kPointsPerWorker
+  // points a worker) is split by batch over threads, each with its own plans (a plan caches
+  // as it goes) writing its own rows: the rows are the same for any thread count.
   Result<void> Run(uint32_t device_index, uint32_t recipe_index, uint32_t deployment_index,
-                   const std::function<void()>& tick) {
+                   const std::function<void(uint64_t)>& tick) {
     const size_t batches = spec_.batches.size(), contexts = spec_.contexts.size();
     // Tiles of the batch × context grid, each costed in blocks of points that vary in one
     // variable (what the plan evaluates fastest): many contexts → a block per batch over up
     // to kBlock contexts; few contexts and many batches (a deployment sweep at one context)
     // → a block per context over up to kBlock batches.
     const bool by_context = contexts >= StepPlan::kBlock || contexts >= batches;
-    const size_t tile_b = by_context ? 1 : StepPlan::kBlock;
-    const size_t tile_c = by_context ? StepPlan::kBlock : contexts;
-    tile_.resize(deployed_.stages.size());
-    for (auto& t : tile_) t.resize(tile_b * tile_c);
-    for (size_t b0 = 0; b0 < batches; b0 += tile_b) {
-      const size_t nb = std::min(tile_b, batches - b0);
-      for (size_t c0 = 0; c0 < contexts; c0 += tile_c) {
-        const size_t nc = std::min(tile_c, contexts - c0);
-        if (auto ok = CostTile(b0, nb, c0, nc, by_context); !ok) return ok;
+    layout_ = {by_context, by_context ? 1 : StepPlan::kBlock,
+               by_context ? StepPlan::kBlock : contexts};
+    const size_t tiles = (batches + layout_.tile_b - 1) / layout_.tile_b;
+    constexpr size_t kPointsPerWorker = 16384;
+    const size_t cores = spec_.threads != 0 ? spec_.threads
+                                            : std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+    const size_t workers = spec_.gen_len ? 1 : std::max<size_t>(1, std::min({cores, tiles,
+                               batches * contexts / kPointsPerWorker}));
+    // Every worker after the first costs on plans of its own.
+    for (Stage& stage : deployed_.stages) {
+      while (stage.plans.size() < workers) {
+        auto plan = StepPlan::Compile(stage.step->graph);
+        if (!plan) return std::unexpected(Wrap(spec_.origin, plan.error()));
+        stage.plans.push_back(std::move(*plan));
+      }
+    }
+    base_ = rep_.rows.size();
+    rep_.rows.resize(base_ + batches * contexts);
+    ids_ = {device_index, recipe_index, deployment_index};
+    std::vector<Worker> work(workers);
+    std::vector<std::thread> threads;
+    for (size_t w = 1; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        work[w].status = RunTiles(work[w], w, tiles * w / workers, tiles * (w + 1) / workers, {});
+      });
+    }
+    // The first worker reports progress for all (its share, scaled).
+    work[0].status = RunTiles(work[0], 0, 0, tiles / workers, [&](uint64_t n) { tick(n * workers); });
+    for (std::thread& t : threads) t.join();
+    for (const Worker& w : work) {
+      if (!w.status) return w.status;
+      rep_.points_by_plan += w.by_plan;
+      rep_.points_by_full_analysis += w.by_full_analysis;
+    }
+    return {};
+  }
+
+ private:
+  struct Layout {
+    bool by_context = true;
+    size_t tile_b = 1, tile_c = 1;  // batches × contexts per tile
+  };
+  struct Ids {
+    uint32_t device = 0, recipe = 0, deployment = 0;
+  };
+  // One thread's state: its tile of stage timings, scratch and counts.
+  struct Worker {
+    std::vector<std::vector<std::optional<StepTiming>>> tile;  // [stage][cell of the tile]
+    std::vector<double> stage_s;  // the stage times of one point
+    uint64_t by_plan = 0, by_full_analysis = 0;
+    Result<void> status;
+  };
+
+  // The rows of batch tiles [first, end) with worker w's plans.
+  Result<void> RunTiles(Worker& wk, size_t w, size_t first, size_t end,
+                        const std::function<void(uint64_t)>& tick) {
+    const size_t batches = spec_.batches.size(), contexts = spec_.contexts.size();
+    wk.tile.resize(deployed_.stages.size());
+    for (auto& t : wk.tile) t.resize(layout_.tile_b * layout_.tile_c);
+    for (size_t tile = first; tile < end; ++tile) {
+      const size_t b0 = tile * layout_.tile_b;
+      const size_t nb = std::min(layout_.tile_b, batches - b0);
+      for (size_t c0 = 0; c0 < contexts; c0 += layout_.tile_c) {
+        const size_t nc = std::min(layout_.tile_c, contexts - c0);
+        if (auto ok = CostTile(wk, w, b0, nb, c0, nc); !ok) return ok;
         for (size_t i = 0; i < nb; ++i) {
           const int64_t batch = spec_.batches[b0 + i];
           for (size_t j = 0; j < nc; ++j) {
             const int64_t context = spec_.contexts[c0 + j];
             // Filled in place: a row assembled on the stack and copied costs a
             // store-forwarding stall per field, more than the point's arithmetic.
-            report::SweepRow& row = rep_.rows.emplace_back();
-            if (FromPlan(batch, context, c0 + j, i * nc + j, row)) {
-              ++rep_.points_by_plan;
+            report::SweepRow& row = rep_.rows[base_ + (b0 + i) * contexts + c0 + j];
+            if (FromPlan(wk, batch, context, c0 + j, i * nc + j, row)) {
+              ++wk.by_plan;
             } else {
               auto full = FullRow(batch, context);
               if (!full) return std::unexpected(full.error());
               row = *full;
-              ++rep_.points_by_full_analysis;
+              ++wk.by_full_analysis;
             }
-            row.device = device_index;
-            row.recipe = recipe_index;
-            row.deployment = deployment_index;
-            tick();
+            row.device = ids_.device;
+            row.recipe = ids_.recipe;
+            row.deployment = ids_.deployment;
+            if (tick) tick(1);
           }
         }
       }
@@ -157,13 +217,12 @@ class GridRunner {
     return {};
   }
 
- private:
-  // Costs the tile batches[b0, b0 + nb) × contexts[c0, c0 + nc) on every stage into
-  // tile_[stage][i · nc + j]: blocks over contexts (one batch each) or over batches (one
-  // context each). With --gen-len every point takes the full analysis.
-  Result<void> CostTile(size_t b0, size_t nb, size_t c0, size_t nc, bool by_context) {
+  // Costs the tile batches[b0, b0 + nb) × contexts[c0, c0 + nc) on every stage (worker w's
+  // plans) into wk.tile[stage][i · nc + j]: blocks over contexts (one batch each) or over
+  // batches (one context each). With --gen-len every point takes the full analysis.
+  Result<void> CostTile(Worker& wk, size_t w, size_t b0, size_t nb, size_t c0, size_t nc) {
     if (spec_.gen_len) {
-      for (auto& t : tile_) std::fill(t.begin(), t.end(), std::nullopt);
+      for (auto& t : wk.tile) std::fill(t.begin(), t.end(), std::nullopt);
       return {};
     }
     const bool prefill = spec_.phase == llm::Phase::kPrefill;
@@ -178,6 +237,7 @@ class GridRunner {
       }
       return Point{static_cast<int64_t>(*n), seqs, 0};
     };
+    const bool by_context = layout_.by_context;
     const size_t blocks = by_context ? nb : nc, lanes = by_context ? nc : nb;
     std::array<Point, StepPlan::kBlock> points;
     std::array<std::optional<StepTiming>, StepPlan::kBlock> out;
@@ -188,32 +248,33 @@ class GridRunner {
         points[l] = *p;
       }
       for (size_t s = 0; s < deployed_.stages.size(); ++s) {
-        auto ok = deployed_.stages[s].plan->TimeBlock(
+        auto ok = deployed_.stages[s].plans[w]->TimeBlock(
             std::span<const Point>(points.data(), lanes), device_,
             std::span<std::optional<StepTiming>>(out.data(), lanes));
         if (!ok) return std::unexpected(Wrap(spec_.origin, ok.error()));
         for (size_t l = 0; l < lanes; ++l) {
-          tile_[s][by_context ? k * nc + l : l * nc + k] = out[l];
+          wk.tile[s][by_context ? k * nc + l : l * nc + k] = out[l];
         }
       }
     }
     return {};
   }
 
-  // The row of a point from the stages' plans (tile_[s][cell]), as llm::RunRequest (one
+  // The row of a point from the stages' plans (wk.tile[s][cell]), as llm::RunRequest (one
   // device) or llm::RunDeployment computes it; false when some stage's plan gave it up.
-  bool FromPlan(int64_t batch, int64_t context, size_t c, size_t cell, report::SweepRow& row) {
+  bool FromPlan(Worker& wk, int64_t batch, int64_t context, size_t c, size_t cell,
+                report::SweepRow& row) const {
     const size_t stages = deployed_.stages.size();
     // A deployment's step is llm::PipelineStepTime of its stages (one device: the step
     // itself); the bound is the slowest stage's, as the busiest device's report shows it.
-    stage_s_.resize(stages);
+    wk.stage_s.resize(stages);
     double max_s = 0;
     bool compute_bound = false;
     uint64_t max_batch = UINT64_MAX;
     for (size_t s = 0; s < stages; ++s) {
-      const std::optional<StepTiming>& t = tile_[s][cell];
+      const std::optional<StepTiming>& t = wk.tile[s][cell];
       if (!t) return false;
-      stage_s_[s] = t->time_s;
+      wk.stage_s[s] = t->time_s;
       if (s == 0 || t->time_s > max_s) {
         max_s = t->time_s;
         compute_bound = t->compute_bound;
@@ -222,8 +283,8 @@ class GridRunner {
     }
     const double step_s =
         deployed_.multi
-            ? llm::PipelineStepTime(stage_s_, SplitBatch(deployed_.deployment, batch).micro_count)
-            : stage_s_[0];
+            ? llm::PipelineStepTime(wk.stage_s, SplitBatch(deployed_.deployment, batch).micro_count)
+            : wk.stage_s[0];
     const bool prefill = spec_.phase == llm::Phase::kPrefill;
     row.batch = batch;
     row.context = context;
@@ -261,8 +322,9 @@ class GridRunner {
   const device::Device& device_;
   Deployed& deployed_;
   report::SweepReport& rep_;
-  std::vector<std::vector<std::optional<StepTiming>>> tile_;  // [stage][cell of the tile]
-  std::vector<double> stage_s_;  // scratch: the stage times of one point
+  Layout layout_;
+  Ids ids_;
+  size_t base_ = 0;  // the grid's first row in the report
 };
 
 std::string DegreesLabel(const llm::Degrees& g) {
@@ -288,9 +350,13 @@ Result<report::SweepReport> RunSweep(const SweepSpec& spec, const Progress& prog
   // 65,536 rows are ~6 MB: a few huge pages, not 1,400 faults. (Skipped deployments leave
   // part of it untouched.)
   ReserveHugePages(rep.rows, total);
-  uint64_t done = 0;
-  auto tick = [&] {
-    if (progress && (++done & 4095) == 0) progress(done, total);
+  uint64_t done = 0, reported = 0;
+  auto tick = [&](uint64_t n) {
+    done += n;
+    if (progress && done - reported >= 4096) {
+      reported = done;
+      progress(std::min(done, total), total);
+    }
   };
   uint64_t deployments_tried = 0;
 

@@ -35,6 +35,9 @@ struct SweepSpec {
   // Parallel degrees (empty: 1), swept as axes; the rest as `opscope llm` takes them.
   std::vector<int64_t> tps, eps, pps;
   std::optional<int64_t> dp_attention, gpus_per_node, micro_batches;
+  // Threads that cost a large grid (0: the machine's cores, at most 8); the rows are the same
+  // for any count.
+  unsigned threads = 0;
 };
 
 // Called now and then with the points done and the total.
