@@ -109,6 +109,16 @@ std::vector<std::string> With(std::vector<std::string> base, std::vector<std::st
   return base;
 }
 
+// An integer past 64 bits is refused naming the option (CLI11 alone would saturate it).
+TEST_F(CliTest, OutOfRangeIntegersNameTheOption) {
+  ExpectUsageError({"llm", "llama-3.1-8b", "--batch", "99999999999999999999"},
+                   {"--batch", "'99999999999999999999' is outside the 64-bit integer range"});
+  ExpectUsageError({"sweep", "llm", "llama-3.1-8b", "--batch", "1", "--context", "1",
+                    "--gen-len", "-99999999999999999999"},
+                   {"--gen-len", "outside the 64-bit integer range"});
+  ExpectUsageError({"llm", "llama-3.1-8b", "--batch", "1.5"}, {"--batch", "1.5"});
+}
+
 // ---- The ONNX importer plugin ----------------------------------------------------------------
 
 // The binary loads opscope-onnx.so from beside itself on the first .onnx file; without it (or

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <set>
 
@@ -43,6 +44,35 @@ Result<int> EmitReport(const report::ReportModel& model, const OutputOptions& op
   }
   if (auto ok = WriteFileAtomic(options.output, text); !ok) return std::unexpected(ok.error());
   return options.strict && !model.not_costed.empty() ? 1 : 0;
+}
+
+void RefuseOutOfRangeIntegers(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    if (type != "INT" && type != "UINT") continue;
+    const bool is_unsigned = type == "UINT";
+    option->check(CLI::Validator(
+        [is_unsigned](std::string& text) -> std::string {
+          // Only the range: other malformed text is CLI11's "could not convert".
+          const char* first = text.data();
+          const char* last = text.data() + text.size();
+          std::from_chars_result r{};
+          if (is_unsigned) {
+            uint64_t v = 0;
+            r = std::from_chars(first, last, v);
+          } else {
+            int64_t v = 0;
+            r = std::from_chars(first, last, v);
+          }
+          if (r.ec == std::errc::result_out_of_range) {
+            return "'" + text + "' is outside the " + (is_unsigned ? "unsigned " : "") +
+                   "64-bit integer range";
+          }
+          return {};
+        },
+        "", "in range"));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) RefuseOutOfRangeIntegers(*sub);
 }
 
 Result<std::vector<std::pair<std::string, int64_t>>> ParseDimOptions(

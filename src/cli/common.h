@@ -29,6 +29,12 @@ void AddOutputOptions(CLI::App& app, OutputOptions& options);
 // 1 when --strict and some node was not costed, else 0.
 Result<int> EmitReport(const report::ReportModel& model, const OutputOptions& options);
 
+// CLI11 saturates an integer past its type's range instead of refusing it (--batch
+// 99999999999999999999 became INT64_MAX, and the error then blamed a tensor): gives every
+// integer option of `app` and its subcommands a check that refuses such values, naming the
+// option.
+void RefuseOutOfRangeIntegers(CLI::App& app);
+
 // Parses repeated --dim NAME=VALUE (split at the last '='); VALUE a non-negative integer.
 Result<std::vector<std::pair<std::string, int64_t>>> ParseDimOptions(
     const std::vector<std::string>& dims);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 
 namespace {
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   commands.push_back(opscope::cli::AddSweepCommand(app));
 #endif
   commands.push_back(opscope::cli::AddDevicesCommand(app));
+  opscope::cli::RefuseOutOfRangeIntegers(app);
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;
     bool found = false;

@@ -177,8 +177,29 @@ class DeviceReader {
         number <= 0) {
       return FieldError(field, "expected a positive number, got " + Describe(value));
     }
+    // Physical plausibility, so every time and fit stays finite: a rate below 1 byte or FLOP
+    // per second made node times overflow to infinity (reported as null).
+    const Range range = PlausibleRange(field);
+    if (number < range.min || number > range.max) {
+      char bounds[96];
+      std::snprintf(bounds, sizeof bounds, "expected %g to %g %s, got ", range.min, range.max,
+                    range.unit);
+      return FieldError(field, bounds + Describe(value));
+    }
     out = number;
     return std::nullopt;
+  }
+
+  struct Range {
+    double min, max;
+    const char* unit;
+  };
+  static Range PlausibleRange(std::string_view field) {
+    if (field.ends_with("_latency_s")) return {1e-12, 1, "seconds per step"};
+    if (field.starts_with("peak_flops_per_s")) return {1, 1e21, "FLOP/s"};
+    if (field.ends_with("_per_s")) return {1, 1e21, "bytes/s"};
+    if (field == "devices_per_node") return {1, 1e6, "devices"};
+    return {1, 1e18, "bytes"};  // memory_bytes, l2_bytes
   }
 
   std::optional<Error> ReadOptionalPositive(std::string_view field, element value,
