@@ -4,12 +4,13 @@
 //   {"schema_version": 1, "devices": [
 //     {"name": "h100-sxm",                   required, non-empty string, unique
 //      "description": "NVIDIA H100 SXM5 80GB", optional string
-//      "memory_bytes": 8e10,                 required, finite > 0
-//      "dram_bytes_per_s": 3.35e12,          required, finite > 0
+//      "memory_bytes": 8e10,                 required, 1 to 1e18
+//      "dram_bytes_per_s": 3.35e12,          required, 1 to 1e21
 //      "peak_flops_per_s": {"bf16": ...},    required object; keys are MMA class names
-//                                            (not "none"), values finite > 0, dense
-//      "l2_bytes", "interconnect_bytes_per_s", "network_bytes_per_s": optional, finite > 0
-//      "interconnect_latency_s", "network_latency_s": optional, finite > 0 (per collective step)
+//                                            (not "none"), values 1 to 1e21, dense
+//      "l2_bytes": optional, 1 to 1e18; "interconnect_bytes_per_s", "network_bytes_per_s":
+//                                            optional, 1 to 1e21
+//      "interconnect_latency_s", "network_latency_s": optional, 1e-12 to 1 (per collective step)
 //      "devices_per_node": optional, a positive integer (the interconnect domain's size)
 //      "source": "..."}]}                    required string: where each figure came from
 // A user file may also hold one bare device object. Unknown fields, duplicate fields and
