@@ -209,6 +209,27 @@ TEST(GraphJsonTest, UndefinedAndDuplicateNames) {
               {"'a'", "'h'"});
 }
 
+// A long name is quoted up to 80 bytes, cut at a character boundary so the message stays
+// valid UTF-8 (a 2-byte "é" straddles byte 80 here).
+TEST(GraphJsonTest, LongNamesAreCutAtACharacterBoundary) {
+  const std::string name = std::string(79, 'a') + "\xc3\xa9" + std::string(1000, 'b');
+  const std::string e = ErrorOf(Graph(std::string(kX) + R"(, {"name": ")" + name +
+                                          R"(", "shape": [4, 8], "format": "nope"})",
+                                      ""));
+  EXPECT_NE(e.find("'" + std::string(79, 'a') + "...'"), std::string::npos) << e;
+  EXPECT_EQ(e.find('b'), std::string::npos) << "not cut: " << e.size() << " bytes";
+  // Every byte of the message is ASCII or part of a whole UTF-8 sequence.
+  for (size_t i = 0; i < e.size();) {
+    const auto c = static_cast<unsigned char>(e[i]);
+    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
+    ASSERT_LE(i + len, e.size()) << "truncated sequence at " << i;
+    for (size_t k = 1; k < len; ++k) {
+      ASSERT_EQ(static_cast<unsigned char>(e[i + k]) & 0xC0, 0x80) << "broken sequence at " << i;
+    }
+    i += len;
+  }
+}
+
 TEST(GraphJsonTest, ConsumerBeforeProducer) {
   ExpectError(Graph(std::string(kX) + R"(, {"name": "h", "shape": [4, 8]},
                                           {"name": "y", "shape": [4, 8]})",

@@ -16,6 +16,17 @@ namespace {
 
 namespace dom = simdjson::dom;
 
+// 'text' for an error message, at most 80 bytes of it ("..." marks a cut).
+std::string Quote(std::string_view s) {
+  constexpr size_t kMax = 80;
+  if (s.size() <= kMax) return "'" + std::string(s) + "'";
+  // Cut at a character boundary: never inside a UTF-8 sequence (continuation bytes are
+  // 10xxxxxx), so the message stays valid UTF-8.
+  size_t cut = kMax;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return "'" + std::string(s.substr(0, cut)) + "...'";
+}
+
 // Names the item being read, for error messages only: built lazily, since a million-node file
 // must not pay for a million context strings it never prints.
 struct Where {
@@ -25,7 +36,7 @@ struct Where {
 
   std::string str() const {
     if (name != nullptr && !name->empty()) {
-      return std::string(array[0] == 't' ? "tensor '" : "node '") + *name + "'";
+      return std::string(array[0] == 't' ? "tensor " : "node ") + Quote(*name);
     }
     return std::string(array) + "[" + std::to_string(index) + "]";
   }
@@ -75,13 +86,6 @@ class Reader {
   NameIndex<NodeName> node_ids_;
   std::unordered_map<std::string, expr::Expr> expr_cache_;
 };
-
-std::string Quote(std::string_view s) {
-  constexpr size_t kMax = 80;
-  std::string q(s.substr(0, kMax));
-  if (s.size() > kMax) q += "...";
-  return "'" + q + "'";
-}
 
 Result<void> Reader::ReadRoot(dom::element doc) {
   dom::object root;
