@@ -284,6 +284,16 @@ TEST(ResolveDevice, IdOrJsonPath) {
 
 // ---- User files ----
 
+// A UTF-8 byte-order mark before a device file's JSON is ignored (RFC 8259 §8.1).
+TEST(ParseDeviceJson, LeadingByteOrderMarkIsIgnored) {
+  Result<Device> d = ParseDeviceJson(
+      "\xEF\xBB\xBF" R"({"name": "bom", "memory_bytes": 1e9, "dram_bytes_per_s": 1e11,
+         "peak_flops_per_s": {"fp32": 1e12}, "source": "test"})",
+      "bom.json");
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->name, "bom");
+}
+
 TEST(ParseDeviceJson, UserFileRoundTrip) {
   TempDir dir;
   const std::string file = dir.Write(

@@ -107,6 +107,15 @@ TEST(GraphJsonTest, MinimalAndEmptyGraphs) {
   EXPECT_EQ(with_source->nodes[0].source_op, "com.microsoft.FastGelu");
 }
 
+// A UTF-8 byte-order mark before the JSON is ignored (RFC 8259 §8.1), not "malformed".
+TEST(GraphJsonTest, LeadingByteOrderMarkIsIgnored) {
+  auto g = ParseGraphJson("\xEF\xBB\xBF" + std::string(kValid), kOrigin);
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->nodes.size(), 2u);
+  // Only at the start: elsewhere it is still not JSON.
+  ExpectError(std::string(R"({"tensors": [], "nodes": [])") + "\xEF\xBB\xBF}", {"malformed JSON"});
+}
+
 TEST(GraphJsonTest, MalformedJson) {
   ExpectError(R"({"name": "mm",)", {"malformed JSON"});
   ExpectError(R"({"tensors": [}, "nodes": []})", {"malformed JSON"});

@@ -38,6 +38,17 @@ std::string ParseError(const std::string& json) {
   return spec ? std::string("(no error)") : spec.error().message;
 }
 
+// A UTF-8 byte-order mark before a config's JSON is ignored (RFC 8259 §8.1).
+TEST(HfConfig, LeadingByteOrderMarkIsIgnored) {
+  const import::hf::Preset* p = import::hf::FindPreset("llama-3.1-8b");
+  ASSERT_NE(p, nullptr);
+  auto with = ParseHfConfig("\xEF\xBB\xBF" + std::string(p->json), "config.json");
+  ASSERT_TRUE(with) << with.error().message;
+  auto without = ParseHfConfig(p->json, "config.json");
+  ASSERT_TRUE(without);
+  EXPECT_EQ(with->num_layers(), without->num_layers());
+}
+
 TEST(HfConfigJson, NonFiniteLiteralsOutsideStringsBecomeNull) {
   EXPECT_EQ(SanitizeNonFiniteLiterals(R"({"a": [0.0, Infinity], "b": -Infinity, "c": NaN})"),
             R"({"a": [0.0, null], "b": null, "c": null})");

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "support/file_io.h"
+#include "support/utf8.h"
 
 namespace opscope::device {
 
@@ -106,6 +107,7 @@ std::string DescribeParseError(simdjson::error_code code) {
 // Parses text into `root`, which lives in `parser`.
 std::optional<Error> ParseJson(simdjson::dom::parser& parser, std::string_view json_text,
                                std::string_view origin, element& root) {
+  json_text = SkipUtf8Bom(json_text);
   if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Error{std::string(origin) + ": empty document, expected a JSON object"};
   }

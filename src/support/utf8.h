@@ -68,4 +68,11 @@ inline std::string EscapeBytes(std::string_view s) {
   return out;
 }
 
+// JSON text without a leading UTF-8 byte-order mark (EF BB BF): RFC 8259 §8.1 lets a parser
+// ignore one, and editors on Windows write it; every JSON input (graph, HF config, device file)
+// reads through this.
+inline std::string_view SkipUtf8Bom(std::string_view text) {
+  return text.starts_with("\xEF\xBB\xBF") ? text.substr(3) : text;
+}
+
 }  // namespace opscope

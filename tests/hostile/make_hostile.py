@@ -202,7 +202,8 @@ graw("utf8_lone_surrogate_escape", BASE_TEXT.replace('"mm"', '"m\\ud800m"'), "gr
 graw("utf8_valid_names", BASE_TEXT.replace('"mm"', '"m\u00e9\u4e2d\U0001f600"'), "", exit_code=0)
 graw("nul_escape_in_name", BASE_TEXT.replace('"mm"', '"m\\u0000m"'), "", exit_code=0)
 graw("control_char_raw", BASE_TEXT.replace('"mm"', '"m\tm"'), "graph/control_char_raw.json: malformed JSON")
-graw("bom_prefix", "\ufeff" + BASE_TEXT, "graph/bom_prefix.json: malformed JSON")
+graw("bom_prefix", "\ufeff" + BASE_TEXT, "", exit_code=0)  # RFC 8259 §8.1: ignored
+graw("bom_inside", BASE_TEXT.replace("[", "[\ufeff", 1), "graph/bom_inside.json: malformed JSON")
 
 # NaN / Infinity where numbers are expected (not JSON: rejected by the parser).
 graw("nan_dim", BASE_TEXT.replace('128,', 'NaN,', 1), "graph/nan_dim.json: malformed JSON")

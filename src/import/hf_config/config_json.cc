@@ -5,6 +5,8 @@
 #include <cmath>
 #include <utility>
 
+#include "support/utf8.h"
+
 namespace opscope::import::hf {
 
 using simdjson::dom::element;
@@ -213,6 +215,7 @@ Result<std::unique_ptr<ConfigDocument>> ConfigDocument::Parse(std::string_view t
                                                               std::string origin) {
   std::unique_ptr<ConfigDocument> doc(new ConfigDocument());
   doc->origin_ = std::move(origin);
+  text = SkipUtf8Bom(text);
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return MakeError(doc->origin_ + ": empty file, expected a JSON object (an HF config.json)");
   }

@@ -9,6 +9,7 @@
 
 #include "support/checked_math.h"
 #include "support/file_io.h"
+#include "support/utf8.h"
 #include "support/name_index.h"
 
 namespace opscope::import {
@@ -434,6 +435,11 @@ Result<ir::Graph> ParsePadded(const char* data, size_t size, size_t capacity,
   ir::Graph g;
   dom::parser parser;
   dom::element doc;
+  if (const std::string_view body = SkipUtf8Bom(std::string_view(data, size)); body.size() != size) {
+    data += 3;  // the padding after the text stays where it was
+    size -= 3;
+    capacity -= 3;
+  }
   if (auto ec = parser.parse(data, size, capacity < size + simdjson::SIMDJSON_PADDING)
                     .get(doc)) {
     return MakeError(std::string(origin) + ": malformed JSON: " + simdjson::error_message(ec));
