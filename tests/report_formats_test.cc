@@ -1,18 +1,22 @@
 // The CSV, SVG and HTML reports through the binary: the CSV against a golden file and its
 // numbers against closed forms and the JSON report, RFC 4180 quoting; the roofline SVG parsed
 // as XML (python3's xml.etree) with one roof per class of the device and one mark per costed
-// node that takes time; the HTML loaded in headless Chromium: no console errors, no requests,
-// the chart present, and sorting the node table by time works.
+// node that takes time; the HTML reports (one run's and a sweep's) loaded in headless
+// Chromium: no console errors, no requests, the charts laid out, and sorting a table by time
+// works both ways.
 #include <gtest/gtest.h>
 #include <simdjson.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <functional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -161,56 +165,196 @@ std::string FindChromium() {
   return "";
 }
 
-TEST_F(ReportFormats, HtmlLoadsOfflineShowsTheChartAndSortsByTime) {
-  const std::string chromium = FindChromium();
-  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh --test)";
-  std::string html = Opscope("llm llama-3.1-8b --format html");
-  // Nothing in the file can reach the network: no URLs but the SVG namespace, no external
-  // scripts, styles, images or fonts.
+// Nothing in an HTML report can reach the network: no URLs but the SVG namespace, no external
+// scripts, styles, images or fonts.
+void ExpectNoExternalReferences(const std::string& html) {
   std::string scan = html;
   for (size_t p; (p = scan.find("http://www.w3.org/2000/svg")) != std::string::npos;) scan.erase(p, 26);
   for (const char* bad : {"http://", "https://", "src=", "href=", "url(", "@import", "//cdn"}) {
     EXPECT_EQ(scan.find(bad), std::string::npos) << bad;
   }
-  // The test copy records errors and the page's resource loads, then clicks the time header
-  // once the page's own script has run.
-  const std::string probe_head =
-      "<script>window.__errors=[];window.addEventListener('error',function(e){__errors.push(String(e.message))});"
-      "var __ce=console.error;console.error=function(){__errors.push([].join.call(arguments,' '));__ce.apply(console,arguments)};"
-      "window.addEventListener('load',function(){var d=document.documentElement;"
-      "d.setAttribute('data-errors',String(__errors.length));"
-      "d.setAttribute('data-resources',String(performance.getEntriesByType('resource').length))});</script>";
-  const std::string click = "<script>document.querySelector('#nodes th[data-key=time_s]').click();</script>";
-  html.insert(html.find("<head>") + 6, probe_head);
-  html.insert(html.rfind("</body>"), click);
-  const fs::path page = tmp_ / "report.html", dom = tmp_ / "dom.html", log = tmp_ / "chromium.log";
-  std::ofstream(page) << html;
-  const std::string cmd = "timeout 120 '" + chromium +
-                          "' --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
-                          "--disable-background-networking --disable-component-update --no-first-run "
-                          "--user-data-dir='" + (tmp_ / "profile").string() + "' --dump-dom 'file://" +
-                          page.string() + "' >'" + dom.string() + "' 2>'" + log.string() + "'";
-  ASSERT_EQ(Shell(cmd), 0) << ReadAll(log);
-  const std::string out = ReadAll(dom);
-  EXPECT_NE(out.find("data-ready=\"1\""), std::string::npos) << "the page's script did not finish";
-  EXPECT_NE(out.find("data-errors=\"0\""), std::string::npos) << "console errors";
-  EXPECT_NE(out.find("data-resources=\"0\""), std::string::npos) << "the page loaded resources";
-  EXPECT_NE(out.find("<svg"), std::string::npos);
-  EXPECT_NE(out.find("class=\"roof\""), std::string::npos);
-  EXPECT_NE(out.find("class=\"node\""), std::string::npos);
-  EXPECT_NE(out.find("sorted-desc"), std::string::npos);
-  // The node rows now run from the longest time down.
-  const size_t begin = out.find("<tbody>", out.find("id=\"nodes\""));
-  const size_t end = out.find("</tbody>", begin);
-  const std::string body = out.substr(begin, end - begin);
-  const std::regex time_cell("<tr><td class=\"n\" data-v=\"[^\"]*\">[^<]*</td><td>[^<]*</td><td>[^<]*</td>"
-                             "<td class=\"n\" data-v=\"([^\"]*)\">");
-  std::vector<double> times;
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), time_cell); it != std::sregex_iterator(); ++it) {
-    times.push_back(std::strtod((*it)[1].str().c_str(), nullptr));
+}
+
+// The probe the test copy of a page carries in its <head>. A Content-Security-Policy that
+// allows inline script and style and nothing else blocks every request the page makes (any
+// scheme, file: too, fetch and WebSocket included, whether or not it would finish before
+// load), and each block is an event. The probe records those, uncaught errors and
+// console.error calls, and at load, their counts and the number of resources the page loaded,
+// as attributes of <html> (which --dump-dom keeps). Its helpers, for the script run after the
+// page's own, record their findings as data-probe-NAME attributes:
+//   __shown(name, selector)    how many elements match and are laid out with an extent;
+//   __svg(name, selector)      1 where the element is an SVG root laid out with an extent;
+//   __sort(name, table, key)   the data-v values of the column whose header has data-key=key,
+//                              in row order, before a click on that header (name-0), after it
+//                              (name-1) and after a second click (name-2), and the header's
+//                              class after each click (name-class-1, name-class-2).
+const char kProbeHead[] = R"(
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'">
+<script>
+window.__errors=[];window.addEventListener('error',function(e){__errors.push(String(e.message))});
+var __ce=console.error;console.error=function(){__errors.push([].join.call(arguments,' '));__ce.apply(console,arguments)};
+window.__blocked=[];document.addEventListener('securitypolicyviolation',function(e){__blocked.push(e.blockedURI)});
+window.addEventListener('load',function(){var d=document.documentElement;
+d.setAttribute('data-errors',String(__errors.length));d.setAttribute('data-error-messages',__errors.join(' | '));
+d.setAttribute('data-blocked',String(__blocked.length));d.setAttribute('data-blocked-uris',__blocked.join(' '));
+d.setAttribute('data-resources',String(performance.getEntriesByType('resource').length))});
+function __mark(name,v){document.documentElement.setAttribute('data-probe-'+name,String(v))}
+function __extent(e){var r=e.getBoundingClientRect();return r.width>0||r.height>0}
+function __shown(name,sel){__mark(name,[].filter.call(document.querySelectorAll(sel),__extent).length)}
+function __svg(name,sel){var e=document.querySelector(sel);__mark(name,e instanceof SVGSVGElement&&__extent(e)?1:0)}
+function __sort(name,table,key){var t=document.querySelector(table),th=t.querySelector('thead th[data-key="'+key+'"]');
+var i=[].indexOf.call(th.parentNode.children,th);
+function col(){return [].map.call(t.tBodies[0].rows,function(r){return r.cells[i].getAttribute('data-v')}).join(' ')}
+__mark(name+'-0',col());th.click();__mark(name+'-class-1',th.className);__mark(name+'-1',col());
+th.click();__mark(name+'-class-2',th.className);__mark(name+'-2',col())}
+</script>)";
+
+// The value of a data-probe-NAME (or other) attribute of <html> in a dumped DOM.
+std::string DomAttribute(const std::string& dom, const std::string& name) {
+  const std::string key = " " + name + "=\"";
+  const size_t at = dom.find(key);
+  if (at == std::string::npos) return "<absent>";
+  const size_t begin = at + key.size();
+  return dom.substr(begin, dom.find('"', begin) - begin);
+}
+
+std::vector<double> Numbers(const std::string& list) {
+  std::vector<double> v;
+  std::istringstream in(list);
+  for (std::string x; in >> x;) {
+    char* end = nullptr;
+    const double d = std::strtod(x.c_str(), &end);
+    EXPECT_TRUE(*end == '\0' && std::isfinite(d)) << "data-v \"" << x << "\" is not a number";
+    v.push_back(d);
   }
-  ASSERT_GT(times.size(), 300u);
-  for (size_t i = 1; i < times.size(); ++i) ASSERT_GE(times[i - 1], times[i]) << "row " << i;
+  return v;
+}
+
+// __sort's record: the column held at least `min_rows` numbers, not already in descending
+// order; the first click put the same numbers largest first and marked the header
+// sorted-desc, the second smallest first, marked sorted-asc.
+void ExpectSortedBothWays(const std::string& dom, const std::string& name, size_t min_rows) {
+  const std::vector<double> before = Numbers(DomAttribute(dom, "data-probe-" + name + "-0"));
+  const std::vector<double> desc = Numbers(DomAttribute(dom, "data-probe-" + name + "-1"));
+  const std::vector<double> asc = Numbers(DomAttribute(dom, "data-probe-" + name + "-2"));
+  ASSERT_GE(before.size(), min_rows) << name;
+  ASSERT_FALSE(std::is_sorted(before.begin(), before.end(), std::greater<>()))
+      << name << ": the rows start largest first, so sorting shows nothing";
+  EXPECT_NE(DomAttribute(dom, "data-probe-" + name + "-class-1").find("sorted-desc"), std::string::npos);
+  EXPECT_NE(DomAttribute(dom, "data-probe-" + name + "-class-2").find("sorted-asc"), std::string::npos);
+  EXPECT_TRUE(std::is_sorted(desc.begin(), desc.end(), std::greater<>())) << name << ": first click";
+  EXPECT_TRUE(std::is_sorted(asc.begin(), asc.end())) << name << ": second click";
+  std::vector<double> sorted = before;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(asc, sorted) << name << ": the rows are not those the page had";
+  std::reverse(sorted.begin(), sorted.end());
+  EXPECT_EQ(desc, sorted) << name << ": the rows are not those the page had";
+}
+
+class HtmlInChromium : public ReportFormats {
+ protected:
+  // Loads a test copy of `html` in headless Chromium: kProbeHead first in <head> after the
+  // charset, `script` last in <body> (after the page's own script). Returns the DOM once
+  // loaded, after checking that the page's script finished, nothing was logged as an error
+  // and nothing was requested.
+  std::string Load(const std::string& chromium, std::string html, const std::string& script) {
+    const std::string charset = "<meta charset=\"utf-8\">";
+    const size_t head = html.find(charset);
+    EXPECT_NE(head, std::string::npos) << "no charset";
+    html.insert(head == std::string::npos ? 0 : head + charset.size(), kProbeHead);
+    html.insert(html.rfind("</body>"), "<script>" + script + "</script>");
+    const fs::path page = tmp_ / "report.html", dom = tmp_ / "dom.html", log = tmp_ / "chromium.log";
+    std::ofstream(page) << html;
+    const std::string cmd = "timeout 120 '" + chromium +
+                            "' --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+                            "--disable-background-networking --disable-component-update --no-first-run "
+                            "--user-data-dir='" + (tmp_ / "profile").string() + "' --dump-dom 'file://" +
+                            page.string() + "' >'" + dom.string() + "' 2>'" + log.string() + "'";
+    EXPECT_EQ(Shell(cmd), 0) << ReadAll(log);
+    const std::string out = ReadAll(dom);
+    EXPECT_NE(out.find("data-ready=\"1\""), std::string::npos) << "the page's script did not finish";
+    EXPECT_EQ(DomAttribute(out, "data-errors"), "0") << "console errors: " << DomAttribute(out, "data-error-messages");
+    EXPECT_EQ(DomAttribute(out, "data-blocked"), "0") << "requests: " << DomAttribute(out, "data-blocked-uris");
+    EXPECT_EQ(DomAttribute(out, "data-resources"), "0") << "the page loaded resources";
+    return out;
+  }
+};
+
+TEST_F(HtmlInChromium, ReportLoadsOfflineShowsTheChartAndSortsByTime) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh --test)";
+  const std::string args = "llm llama-3.1-8b";
+  const std::string html = Opscope(args + " --format html");
+  ExpectNoExternalReferences(html);
+  const std::string dom = Load(chromium, html,
+                               "__svg('chart','#roofline > svg');__shown('roofs','#roofline line.roof');"
+                               "__shown('marks','#roofline circle.node');__sort('time','#nodes','time_s')");
+  // The chart is laid out with a roof per class of the device and a mark per costed node
+  // that takes time.
+  const std::string json = Opscope(args + " --format json");
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(json);
+  size_t classes = 0, marks = 0;
+  for (auto field : doc["device"]["peak_flops_per_s"].get_object()) {
+    (void)field;
+    ++classes;
+  }
+  for (simdjson::dom::element n : doc["nodes"].get_array()) {
+    if (n["costed"].get_bool().value() && n["time_s"].get_double().value() > 0) ++marks;
+  }
+  EXPECT_EQ(DomAttribute(dom, "data-probe-chart"), "1") << "the roofline is not shown";
+  EXPECT_EQ(DomAttribute(dom, "data-probe-roofs"), std::to_string(classes));
+  EXPECT_EQ(DomAttribute(dom, "data-probe-marks"), std::to_string(marks));
+  ExpectSortedBothWays(dom, "time", 300);
+}
+
+// What kSweepProbe found on a sweep page, against the sweep's JSON: both charts laid out with
+// a line per series (device × recipe × deployment × context) and a mark per point (the sweeps
+// tested chart every point: at most 8 contexts and 16 lines), a table row per point, and the
+// table sorted both ways by step time and by tokens/s.
+void CheckSweepPage(const std::string& json, const std::string& dom) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(json);
+  std::set<std::string> series;
+  size_t points = 0;
+  for (simdjson::dom::element p : doc["points"].get_array()) {
+    ++points;
+    series.insert(std::string(p["device"].get_string().value()) + "|" +
+                  std::string(p["recipe"].get_string().value()) + "|" + simdjson::minify(p["tp"]) + "|" +
+                  simdjson::minify(p["ep"]) + "|" + simdjson::minify(p["pp"]) + "|" +
+                  simdjson::minify(p["dp_attention"]) + "|" + simdjson::minify(p["context"]));
+  }
+  EXPECT_EQ(DomAttribute(dom, "data-probe-chart"), "1") << "the charts are not shown";
+  for (const char* chart : {"throughput", "tradeoff"}) {
+    EXPECT_EQ(DomAttribute(dom, std::string("data-probe-") + chart + "-lines"), std::to_string(series.size()))
+        << chart;
+    EXPECT_EQ(DomAttribute(dom, std::string("data-probe-") + chart + "-points"), std::to_string(points)) << chart;
+  }
+  EXPECT_EQ(DomAttribute(dom, "data-probe-rows"), std::to_string(points));
+  ExpectSortedBothWays(dom, "step", points);
+  ExpectSortedBothWays(dom, "tokens", points);
+}
+
+const char kSweepProbe[] =
+    "__svg('chart','#sweep-chart > svg');"
+    "__shown('throughput-lines','#sweep-chart g.series-throughput polyline.series');"
+    "__shown('throughput-points','#sweep-chart g.series-throughput circle.point');"
+    "__shown('tradeoff-lines','#sweep-chart g.series-tradeoff polyline.series');"
+    "__shown('tradeoff-points','#sweep-chart g.series-tradeoff circle.point');"
+    "__shown('rows','#points tbody tr');"
+    "__sort('step','#points','step_time_s');__sort('tokens','#points','tokens_per_s')";
+
+TEST_F(HtmlInChromium, SweepLoadsOfflineShowsTheChartsAndSortsByTime) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh --test)";
+  for (const std::string& args : {std::string("sweep llm llama-3.1-8b --batch 1,2,4,8 --context 1024,4096"),
+                                 std::string("sweep llm qwen3-30b-a3b --batch 1..8 --context 4096 --tp 1,2 --ep 1,4")}) {
+    SCOPED_TRACE(args);
+    const std::string html = Opscope(args + " --format html");
+    const std::string json = Opscope(args + " --format json");
+    ExpectNoExternalReferences(html);
+    CheckSweepPage(json, Load(chromium, html, kSweepProbe));
+  }
 }
 
 }  // namespace

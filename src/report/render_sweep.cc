@@ -431,10 +431,16 @@ std::string RenderSweepHtml(const SweepReport& rep) {
     out += "<p class=\"muted\">The first " + std::to_string(kMaxRows) + " of " +
            std::to_string(rep.rows.size()) + " points; --format csv writes them all.</p>\n";
   }
-  out += "<table class=\"sortable\" id=\"points\">\n<thead><tr><th>device</th><th>recipe</th>"
-         "<th>deployment</th><th class=\"n\">batch</th><th class=\"n\">context</th><th class=\"n\">step time</th>"
-         "<th class=\"n\">tokens/s</th><th class=\"n\">tokens/s per seq</th><th>bound</th>"
-         "<th class=\"n\">max batch</th><th>fits</th></tr></thead>\n<tbody>\n";
+  // Each header names its column in data-key (the JSON field where there is one), as the
+  // node table's do.
+  out += "<table class=\"sortable\" id=\"points\">\n<thead><tr><th data-key=\"device\">device</th>"
+         "<th data-key=\"recipe\">recipe</th><th data-key=\"deployment\">deployment</th>"
+         "<th class=\"n\" data-key=\"batch\">batch</th><th class=\"n\" data-key=\"context\">context</th>"
+         "<th class=\"n\" data-key=\"step_time_s\">step time</th>"
+         "<th class=\"n\" data-key=\"tokens_per_s\">tokens/s</th>"
+         "<th class=\"n\" data-key=\"tokens_per_s_per_sequence\">tokens/s per seq</th>"
+         "<th data-key=\"bound\">bound</th><th class=\"n\" data-key=\"max_batch\">max batch</th>"
+         "<th data-key=\"fits\">fits</th></tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < rep.rows.size() && i < kMaxRows; ++i) {
     const SweepRow& r = rep.rows[i];
     char tps[32], per[32], v1[32], v2[32], v3[32];
