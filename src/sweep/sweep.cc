@@ -358,7 +358,6 @@ Result<report::SweepReport> RunSweep(const SweepSpec& spec, const Progress& prog
       progress(std::min(done, total), total);
     }
   };
-  uint64_t deployments_tried = 0;
 
   for (size_t w = 0; w < spec.weights.size(); ++w) {
     import::hf::RecipeOptions options{spec.weights[w], spec.activations, spec.kv_dtype,
@@ -379,7 +378,6 @@ Result<report::SweepReport> RunSweep(const SweepSpec& spec, const Progress& prog
       for (int64_t tp : tps) {
         for (int64_t ep : eps) {
           for (int64_t pp : pps) {
-            ++deployments_tried;
             llm::Degrees degrees{tp, ep, pp, spec.dp_attention, spec.gpus_per_node,
                                  spec.micro_batches};
             Deployed deployed;
