@@ -150,15 +150,20 @@ Result<int> RunSweepLlm(const SweepOptions& o) {
     std::fprintf(stderr, "opscope: note: %zu deployment(s) of the grid skipped; the first: %s\n",
                  rep->skipped.size(), rep->skipped.front().c_str());
   }
+  if (o.format == "csv") {
+    // Formatted in pieces on several threads, written in order without joining them.
+    const std::vector<std::string> parts = report::RenderSweepCsvParts(*rep);
+    const std::vector<std::string_view> pieces(parts.begin(), parts.end());
+    if (auto ok = WriteFileAtomic(o.output, pieces); !ok) return std::unexpected(ok.error());
+    return 0;
+  }
   std::string text;
   if (o.format == "json") {
     text = report::RenderSweepJson(*rep);
   } else if (o.format == "svg") {
     text = report::RenderSweepSvg(*rep);
-  } else if (o.format == "html") {
-    text = report::RenderSweepHtml(*rep);
   } else {
-    text = report::RenderSweepCsv(*rep);
+    text = report::RenderSweepHtml(*rep);
   }
   if (auto ok = WriteFileAtomic(o.output, text); !ok) return std::unexpected(ok.error());
   return 0;

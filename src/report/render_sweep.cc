@@ -34,18 +34,24 @@ std::string DeploymentLabel(const SweepDeployment& d) {
 
 namespace {
 
-// Appends the CSV records of rows [begin, end) (their leading fields from `prefix`).
+// A CSV record is its prefix and at most kMaxNumbers bytes of numbers (two integers of 20
+// digits, four shortest doubles of 24 characters, a bound, a count and a flag, with commas:
+// < 192).
+constexpr size_t kMaxNumbers = 192;
+
+// The most bytes `rows` records take: reserved once, on huge pages — a 9 MB string grown by
+// doubling copies itself four times — and what no record uses is never touched.
+size_t CsvBound(const std::vector<std::string>& prefix, size_t rows) {
+  size_t longest_prefix = 0;
+  for (const std::string& p : prefix) longest_prefix = std::max(longest_prefix, p.size());
+  return (longest_prefix + kMaxNumbers) * rows;
+}
+
+// Appends the CSV records of rows [begin, end) (their leading fields from `prefix`) to `out`,
+// which has room for them (CsvBound).
 void AppendCsvRows(std::string& out, const SweepReport& rep, const std::vector<std::string>& prefix,
                    size_t begin, size_t end) {
   const size_t recipes = rep.recipes.size(), deployments = rep.deployments.size();
-  // A row is its prefix and at most kMaxNumbers bytes of numbers (two integers of 20 digits,
-  // four shortest doubles of 24 characters, a bound, a count and a flag, with commas: < 192):
-  // reserve them all once — a 9 MB string grown by doubling copies itself four times — on
-  // huge pages. What no row uses is never touched.
-  constexpr size_t kMaxNumbers = 192;
-  size_t longest_prefix = 0;
-  for (const std::string& p : prefix) longest_prefix = std::max(longest_prefix, p.size());
-  ReserveHugePages(out, out.size() + (longest_prefix + kMaxNumbers) * (end - begin));
   // GCC 12 cannot see that to_chars stays far inside the buffer (< 192 of 384 bytes a row).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
@@ -93,7 +99,7 @@ void AppendCsvRows(std::string& out, const SweepReport& rep, const std::vector<s
 
 }  // namespace
 
-std::string RenderSweepCsv(const SweepReport& rep, unsigned threads) {
+std::vector<std::string> RenderSweepCsvParts(const SweepReport& rep, unsigned threads) {
   std::string out;
   CsvWriter w(out);
   for (const char* h : {"model", "device", "recipe", "phase", "tp", "ep", "pp", "dp_attention",
@@ -125,15 +131,27 @@ std::string RenderSweepCsv(const SweepReport& rep, unsigned threads) {
   constexpr size_t kRowsPerThread = 16384;
   if (threads == 0) threads = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
   const size_t slices = std::max<size_t>(1, std::min<size_t>(threads, rows / kRowsPerThread));
-  std::vector<std::string> parts(slices - 1);
+  // Each slice is its own string (the header goes with the first): joining them would copy
+  // and page in the whole text once more.
+  std::vector<std::string> parts(slices);
+  parts[0] = std::move(out);
   std::vector<std::thread> workers;
   auto slice_begin = [&](size_t k) { return rows * k / slices; };
-  for (size_t k = 1; k < slices; ++k) {
-    workers.emplace_back([&, k] { AppendCsvRows(parts[k - 1], rep, prefix, slice_begin(k), slice_begin(k + 1)); });
-  }
-  AppendCsvRows(out, rep, prefix, 0, slice_begin(1));
+  auto render = [&](size_t k) {
+    const size_t begin = slice_begin(k), end = slice_begin(k + 1);
+    ReserveHugePages(parts[k], parts[k].size() + CsvBound(prefix, end - begin));
+    AppendCsvRows(parts[k], rep, prefix, begin, end);
+  };
+  for (size_t k = 1; k < slices; ++k) workers.emplace_back(render, k);
+  render(0);
   for (std::thread& t : workers) t.join();
-  for (const std::string& part : parts) out += part;
+  return parts;
+}
+
+std::string RenderSweepCsv(const SweepReport& rep, unsigned threads) {
+  std::vector<std::string> parts = RenderSweepCsvParts(rep, threads);
+  std::string out = std::move(parts[0]);
+  for (size_t k = 1; k < parts.size(); ++k) out += parts[k];
   return out;
 }
 std::string RenderSweepJson(const SweepReport& rep) {

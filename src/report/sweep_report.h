@@ -55,6 +55,8 @@ struct SweepReport {
 // `threads`: how many threads format a large sweep's rows (0: the machine's cores, at most 8);
 // the text is the same for any count.
 std::string RenderSweepCsv(const SweepReport& report, unsigned threads = 0);
+// The same text in consecutive pieces, one per formatting thread, to write without joining.
+std::vector<std::string> RenderSweepCsvParts(const SweepReport& report, unsigned threads = 0);
 // {"schema_version": 1, "model", "phase", "points": [{...the CSV fields...}], "skipped",
 // "assumptions"}.
 std::string RenderSweepJson(const SweepReport& report);

@@ -35,9 +35,19 @@ Result<std::string> ReadFile(const std::string& path, uint64_t max_bytes, size_t
 }
 
 Result<void> WriteFileAtomic(const std::string& path, std::string_view contents) {
+  return WriteFileAtomic(path, std::span<const std::string_view>(&contents, 1));
+}
+
+Result<void> WriteFileAtomic(const std::string& path, std::span<const std::string_view> pieces) {
+  // fwrite of each piece: large pieces go straight to write(2), no copy into stdio's buffer.
+  auto write_all = [&](std::FILE* f) {
+    for (std::string_view piece : pieces) {
+      if (std::fwrite(piece.data(), 1, piece.size(), f) != piece.size()) return false;
+    }
+    return true;
+  };
   if (path == "-") {
-    if (std::fwrite(contents.data(), 1, contents.size(), stdout) != contents.size() ||
-        std::fflush(stdout) != 0) {
+    if (!write_all(stdout) || std::fflush(stdout) != 0) {
       return MakeError("<stdout>: write error");
     }
     return {};
@@ -52,7 +62,7 @@ Result<void> WriteFileAtomic(const std::string& path, std::string_view contents)
     if (!S_ISREG(st.st_mode)) {
       std::FILE* f = std::fopen(path.c_str(), "wb");
       if (f == nullptr) return MakeError(path + ": cannot write: " + std::strerror(errno));
-      const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+      const bool ok = write_all(f);
       if (std::fclose(f) != 0 || !ok) return MakeError(path + ": write error");
       return {};
     }
@@ -67,7 +77,7 @@ Result<void> WriteFileAtomic(const std::string& path, std::string_view contents)
   const std::string tmp = target + ".tmp." + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) return MakeError(path + ": cannot write: " + std::strerror(errno));
-  const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+  const bool ok = write_all(f);
   const bool closed = std::fclose(f) == 0;
   if (!ok || !closed) {
     std::remove(tmp.c_str());

@@ -1,6 +1,7 @@
 // Reading input files and writing reports atomically (no partial report on error).
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,7 @@ Result<std::string> ReadFile(const std::string& path, uint64_t max_bytes = uint6
 // so a failed run never leaves a partial report. "-" writes to stdout; a device or pipe
 // (/dev/null, a FIFO) is written directly; a symbolic link's target is replaced, not the link.
 Result<void> WriteFileAtomic(const std::string& path, std::string_view contents);
+// The same for contents in pieces, written in order (a large report formatted in parallel).
+Result<void> WriteFileAtomic(const std::string& path, std::span<const std::string_view> pieces);
 
 }  // namespace opscope
