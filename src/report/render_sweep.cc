@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <tuple>
 
@@ -142,7 +143,13 @@ std::vector<std::string> RenderSweepCsvParts(const SweepReport& rep, unsigned th
     ReserveHugePages(parts[k], parts[k].size() + CsvBound(prefix, end - begin));
     AppendCsvRows(parts[k], rep, prefix, begin, end);
   };
-  for (size_t k = 1; k < slices; ++k) workers.emplace_back(render, k);
+  for (size_t k = 1; k < slices; ++k) {
+    try {
+      workers.emplace_back(render, k);
+    } catch (const std::system_error&) {
+      render(k);  // no thread to be had (a process limit): the same slice, here
+    }
+  }
   render(0);
   for (std::thread& t : workers) t.join();
   return parts;

@@ -8,6 +8,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <system_error>
 #include <thread>
 
 #include "import/hf_config/recipe.h"
@@ -148,9 +149,14 @@ class GridRunner {
     std::vector<Worker> work(workers);
     std::vector<std::thread> threads;
     for (size_t w = 1; w < workers; ++w) {
-      threads.emplace_back([&, w] {
+      auto task = [&, w] {
         work[w].status = RunTiles(work[w], w, tiles * w / workers, tiles * (w + 1) / workers, {});
-      });
+      };
+      try {
+        threads.emplace_back(task);
+      } catch (const std::system_error&) {
+        task();  // no thread to be had (a process limit): the same work, here
+      }
     }
     // The first worker reports progress for all (its share, scaled).
     work[0].status = RunTiles(work[0], 0, 0, tiles / workers, [&](uint64_t n) { tick(n * workers); });
