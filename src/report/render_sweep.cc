@@ -477,7 +477,7 @@ std::string RenderSweepHtml(const SweepReport& rep) {
     std::snprintf(v3, sizeof v3, "%.17g", per_seq);
     out += "<tr><td>" + HtmlEscape(rep.devices[r.device]) + "</td><td>" +
            HtmlEscape(rep.recipes[r.recipe]) + "</td><td>" +
-           DeploymentLabel(rep.deployments[r.deployment]) + "</td><td class=\"n\" data-v=\"" +
+           HtmlEscape(DeploymentLabel(rep.deployments[r.deployment])) + "</td><td class=\"n\" data-v=\"" +
            std::to_string(r.batch) + "\">" + std::to_string(r.batch) +
            "</td><td class=\"n\" data-v=\"" + std::to_string(r.context) + "\">" +
            std::to_string(r.context) + "</td><td class=\"n\" data-v=\"" + v1 + "\">" +
