@@ -333,6 +333,39 @@ class GridRunner {
   size_t base_ = 0;  // the grid's first row in the report
 };
 
+// The grid's deployment `degrees` on `device`: one device (the whole model) or a plan per
+// pipeline stage. nullopt, with `why`, when the model or device cannot take the degrees.
+Result<std::optional<Deployed>> Deploy(const SweepSpec& spec, const import::hf::Recipe& recipe,
+                                       const import::hf::StepGraph& whole,
+                                       const device::Device& device, const llm::Degrees& degrees,
+                                       std::string& why) {
+  Deployed deployed;
+  deployed.multi = degrees.MultiDevice();
+  if (!deployed.multi) {
+    auto stage = CompileStage(whole, spec, device);
+    if (!stage) return std::unexpected(stage.error());
+    deployed.stages.push_back(std::move(*stage));
+    return deployed;
+  }
+  auto planned = llm::PlanDeployment(*spec.model, degrees, device);
+  if (!planned) {
+    why = planned.error().message;
+    return std::nullopt;
+  }
+  deployed.deployment = std::move(*planned);
+  for (int64_t s = 0; s < deployed.deployment.pp; ++s) {
+    auto graph = import::hf::BuildStepGraph(*spec.model, recipe, deployed.deployment.Shard(s));
+    if (!graph) {
+      why = "a device's share does not fit the recipe (" + graph.error().message + ")";
+      return std::nullopt;
+    }
+    auto stage = CompileStage(std::move(*graph), spec, device);
+    if (!stage) return std::unexpected(stage.error());
+    deployed.stages.push_back(std::move(*stage));
+  }
+  return deployed;
+}
+
 std::string DegreesLabel(const llm::Degrees& g) {
   return "tp " + std::to_string(g.tp) + ", ep " + std::to_string(g.ep) + ", pp " +
          std::to_string(g.pp);
@@ -386,45 +419,19 @@ Result<report::SweepReport> RunSweep(const SweepSpec& spec, const Progress& prog
           for (int64_t pp : pps) {
             llm::Degrees degrees{tp, ep, pp, spec.dp_attention, spec.gpus_per_node,
                                  spec.micro_batches};
-            Deployed deployed;
-            deployed.multi = degrees.MultiDevice();
-            if (!deployed.multi) {
-              auto stage = CompileStage(*whole, spec, device);
-              if (!stage) return std::unexpected(stage.error());
-              deployed.stages.push_back(std::move(*stage));
-            } else {
-              auto planned = llm::PlanDeployment(*spec.model, degrees, device);
-              std::optional<std::string> why;
-              if (!planned) {
-                why = planned.error().message;
-              } else {
-                deployed.deployment = std::move(*planned);
-                for (int64_t s = 0; s < deployed.deployment.pp && !why; ++s) {
-                  auto graph = import::hf::BuildStepGraph(*spec.model, *recipe,
-                                                          deployed.deployment.Shard(s));
-                  if (!graph) {
-                    why = "a device's share does not fit the recipe (" + graph.error().message + ")";
-                    break;
-                  }
-                  auto stage = CompileStage(std::move(*graph), spec, device);
-                  if (!stage) return std::unexpected(stage.error());
-                  deployed.stages.push_back(std::move(*stage));
-                }
-              }
-              if (why) {
-                rep.skipped.push_back(DegreesLabel(degrees) + " on " + device.name + ", " +
-                                      rep.recipes[recipe_index] + ": " + *why);
-                done += per_deployment;
-                continue;
-              }
-              AddUnique(rep.assumptions, deployed.deployment.assumptions);
+            std::string why;
+            auto deployed = Deploy(spec, *recipe, *whole, device, degrees, why);
+            if (!deployed) return std::unexpected(deployed.error());
+            if (!*deployed) {
+              rep.skipped.push_back(DegreesLabel(degrees) + " on " + device.name + ", " +
+                                    rep.recipes[recipe_index] + ": " + why);
+              done += per_deployment;
+              continue;
             }
-            report::SweepDeployment label;
-            label.tp = deployed.deployment.tp;
-            label.ep = deployed.deployment.ep;
-            label.pp = deployed.deployment.pp;
-            label.dp_attention = deployed.deployment.dp_attention;
-            label.devices = deployed.deployment.devices;
+            AddUnique(rep.assumptions, (*deployed)->deployment.assumptions);
+            const llm::Deployment& plan = (*deployed)->deployment;
+            const report::SweepDeployment label{plan.tp, plan.ep, plan.pp, plan.dp_attention,
+                                                plan.devices};
             auto found = std::find(rep.deployments.begin(), rep.deployments.end(), label);
             const auto deployment_index = static_cast<uint32_t>(found - rep.deployments.begin());
             if (found == rep.deployments.end()) rep.deployments.push_back(label);
@@ -434,20 +441,19 @@ Result<report::SweepReport> RunSweep(const SweepSpec& spec, const Progress& prog
               first_of_device = false;
               const llm::Request request =
                   MakeRequest(spec, spec.batches.front(), spec.contexts.front());
-              if (!deployed.multi) {
+              if (!(*deployed)->multi) {
                 auto run = llm::RunRequest(*whole, *recipe, device, request);
                 if (!run) return std::unexpected(run.error());
                 AddUnique(rep.assumptions, run->step.ledger.assumptions);
                 AddUnique(rep.assumptions, run->step.analysis.notes);
               } else {
-                auto run = llm::RunDeployment(*spec.model, *recipe, device, request,
-                                              deployed.deployment);
+                auto run = llm::RunDeployment(*spec.model, *recipe, device, request, plan);
                 if (!run) return std::unexpected(run.error());
                 AddUnique(rep.assumptions, run->run.step.ledger.assumptions);
                 AddUnique(rep.assumptions, run->run.step.analysis.notes);
               }
             }
-            GridRunner runner(spec, *recipe, *whole, device, deployed, rep);
+            GridRunner runner(spec, *recipe, *whole, device, **deployed, rep);
             if (auto ok = runner.Run(static_cast<uint32_t>(d), recipe_index, deployment_index, tick);
                 !ok) {
               return std::unexpected(ok.error());
