@@ -5,6 +5,7 @@
 #include <cmath>
 #include <span>
 
+#include "llm/context_sum.h"
 #include "support/checked_math.h"
 #include "support/human_units.h"
 
@@ -127,7 +128,7 @@ class DecodeSum {
   DecodeSum(const StepGraph& step, const device::Device& device, int64_t batch)
       : step_(step), device_(device), batch_(batch) {}
 
-  Result<Sample> Eval(int64_t context) {
+  Result<Sample> Eval(int64_t context) const {
     auto r = AnalyzeStep(step_, DecodeBindings(batch_, context), device_);
     if (!r) return std::unexpected(r.error());
     Sample s;
@@ -146,41 +147,20 @@ class DecodeSum {
     return s;
   }
 
-  // Σ_{c=a}^{b} step time(c).
-  Result<double> Sum(int64_t a, int64_t b) {
-    if (b - a < 4) {
-      double total = 0;
-      for (int64_t c = a; c <= b; ++c) {
-        auto s = Eval(c);
-        if (!s) return std::unexpected(s.error());
-        total += s->time_s;
-      }
-      return total;
-    }
-    auto sa = Eval(a);
-    if (!sa) return std::unexpected(sa.error());
-    auto sa1 = Eval(a + 1);
-    if (!sa1) return std::unexpected(sa1.error());
-    auto sb = Eval(b);
-    if (!sb) return std::unexpected(sb.error());
-    if (!Affine(*sa, *sa1, *sb, b - a)) {
-      const int64_t mid = a + (b - a) / 2;
-      auto left = Sum(a, mid);
-      if (!left) return left;
-      auto right = Sum(mid + 1, b);
-      if (!right) return right;
-      return *left + *right;
-    }
-    const auto steps = static_cast<double>(b - a);
+  double StepTime(const Sample& s) const { return s.time_s; }
+
+  // Σ_{j=0}^{last} of the step time on an affine stretch: each node's memory and compute
+  // lines summed at their max.
+  double SumStretch(const Sample& sa, const Sample& sa1, int64_t last) const {
+    const auto steps = static_cast<double>(last);
     double total = 0;
-    for (size_t i = 0; i < sa->bytes.size(); ++i) {
-      total += SumOfMax(sa->memory_s[i], sa1->memory_s[i] - sa->memory_s[i],
-                        sa->compute_s[i], sa1->compute_s[i] - sa->compute_s[i], steps);
+    for (size_t i = 0; i < sa.bytes.size(); ++i) {
+      total += SumOfMax(sa.memory_s[i], sa1.memory_s[i] - sa.memory_s[i], sa.compute_s[i],
+                        sa1.compute_s[i] - sa.compute_s[i], steps);
     }
     return total;
   }
 
- private:
   // Every node's bytes and FLOPs at b equal the line through a and a + 1 (exact integers).
   static bool Affine(const Sample& a, const Sample& a1, const Sample& b, int64_t span) {
     using I = __int128;
@@ -191,6 +171,7 @@ class DecodeSum {
     return true;
   }
 
+ private:
   // Σ_{j=0}^{L} (x0 + x1·j) over j in [s, e].
   static double SumLine(double x0, double x1, double s, double e) {
     if (e < s) return 0;
@@ -222,8 +203,7 @@ class DecodeSum {
 Result<double> SumDecodeSteps(const StepGraph& step, const device::Device& device, int64_t batch,
                               int64_t first, int64_t steps) {
   if (steps <= 0) return 0.0;
-  DecodeSum sum(step, device, batch);
-  return sum.Sum(first, first + steps - 1);
+  return SumOverContexts(DecodeSum(step, device, batch), first, first + steps - 1);
 }
 
 Result<Run> RunRequest(const StepGraph& step, const import::hf::Recipe& recipe,

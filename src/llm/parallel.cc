@@ -6,6 +6,7 @@
 #include <cmath>
 #include <span>
 
+#include "llm/context_sum.h"
 #include "support/human_units.h"
 
 namespace opscope::llm {
@@ -268,35 +269,8 @@ class PipelineDecodeSum {
     return s;
   }
 
-  // Σ_{c=a}^{b} the pipeline's step time at context c.
-  Result<double> Sum(int64_t a, int64_t b) const {
-    if (b - a < 4) {
-      double total = 0;
-      for (int64_t c = a; c <= b; ++c) {
-        auto s = Eval(c);
-        if (!s) return std::unexpected(s.error());
-        total += PipelineStepTime(s->stage_time_s, micro_);
-      }
-      return total;
-    }
-    auto sa = Eval(a);
-    if (!sa) return std::unexpected(sa.error());
-    auto sa1 = Eval(a + 1);
-    if (!sa1) return std::unexpected(sa1.error());
-    auto sb = Eval(b);
-    if (!sb) return std::unexpected(sb.error());
-    if (!Affine(*sa, *sa1, *sb, b - a)) {
-      const int64_t mid = a + (b - a) / 2;
-      auto left = Sum(a, mid);
-      if (!left) return left;
-      auto right = Sum(mid + 1, b);
-      if (!right) return right;
-      return *left + *right;
-    }
-    return SumStretch(*sa, *sa1, b - a);
-  }
+  double StepTime(const StepSample& s) const { return PipelineStepTime(s.stage_time_s, micro_); }
 
- private:
   static std::array<Line, 3> Lines(const roofline::NodeTime& t0, const roofline::NodeTime& t1) {
     return {Line{t0.memory_s, t1.memory_s - t0.memory_s},
             Line{t0.compute_s, t1.compute_s - t0.compute_s},
@@ -330,7 +304,7 @@ class PipelineDecodeSum {
     return true;
   }
 
-  // Σ_{j=0}^{L} of the step time on an affine stretch. A node's time is the max of its three
+  // Σ_{j=0}^{last} of the step time on an affine stretch. A node's time is the max of its three
   // lines, so each stage time is affine between the steps where two of a node's lines cross;
   // between those cuts the step is summed by SumSegment.
   double SumStretch(const StepSample& a, const StepSample& a1, int64_t last) const {
@@ -385,9 +359,10 @@ class PipelineDecodeSum {
     return total;
   }
 
-  // Σ_{j=0}^{L} PipelineStepTime(stage lines at j): cut again where the slowest stage changes
+  // Σ_{j=0}^{last} PipelineStepTime(stage lines at j): cut again where the slowest stage changes
   // (its slope only rises along the way); between cuts the step is affine, so the sum is the
   // count of steps times the step at the midpoint.
+ private:
   double SumSegment(const std::vector<Line>& stage, int64_t last) const {
     double total = 0;
     std::vector<double> mid_times(stage.size());
@@ -423,7 +398,8 @@ Result<double> SumPipelineDecodeSteps(std::span<const import::hf::StepGraph> sta
                                       const device::Device& device, int64_t seqs,
                                       int64_t micro_batch_count, int64_t first, int64_t steps) {
   if (steps <= 0) return 0.0;
-  return PipelineDecodeSum(stages, device, seqs, micro_batch_count).Sum(first, first + steps - 1);
+  return SumOverContexts(PipelineDecodeSum(stages, device, seqs, micro_batch_count), first,
+                         first + steps - 1);
 }
 
 namespace {
