@@ -108,6 +108,22 @@ TEST_F(ReportFormats, CsvQuotesCommasQuotesAndNewlines) {
 
 // python3 parses the SVG (an XML error fails the script) and prints: roofs, distinct roof
 // classes, node marks, ridge marks.
+// What a report's roofline must draw, from its JSON: a roof per compute class of the device,
+// and a mark per costed node that takes time.
+std::pair<size_t, size_t> RoofsAndMarks(const std::string& json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(json);
+  size_t classes = 0, marks = 0;
+  for (auto field : doc["device"]["peak_flops_per_s"].get_object()) {
+    (void)field;
+    ++classes;
+  }
+  for (simdjson::dom::element n : doc["nodes"].get_array()) {
+    if (n["costed"].get_bool().value() && n["time_s"].get_double().value() > 0) ++marks;
+  }
+  return {classes, marks};
+}
+
 std::string SvgCounts(const fs::path& svg) {
   const std::string cmd =
       "python3 -c \"import sys, xml.etree.ElementTree as E\n"
@@ -137,16 +153,7 @@ TEST_F(ReportFormats, SvgIsXmlWithARoofPerClassAndAMarkPerCostedNode) {
     const fs::path file = tmp_ / "r.svg";
     std::ofstream(file) << svg;
     const std::string json = Opscope(args + " --format json");
-    simdjson::dom::parser parser;
-    simdjson::dom::element doc = parser.parse(json);
-    size_t classes = 0, marks = 0;
-    for (auto field : doc["device"]["peak_flops_per_s"].get_object()) {
-      (void)field;
-      ++classes;
-    }
-    for (simdjson::dom::element n : doc["nodes"].get_array()) {
-      if (n["costed"].get_bool().value() && n["time_s"].get_double().value() > 0) ++marks;
-    }
+    const auto [classes, marks] = RoofsAndMarks(json);
     const std::string expect = std::to_string(classes) + " " + std::to_string(classes) + " " +
                                std::to_string(marks) + " " + std::to_string(classes) + " 0\n";
     EXPECT_EQ(SvgCounts(file), expect) << args;
@@ -292,16 +299,7 @@ TEST_F(HtmlInChromium, ReportLoadsOfflineShowsTheChartAndSortsByTime) {
   // The chart is laid out with a roof per class of the device and a mark per costed node
   // that takes time.
   const std::string json = Opscope(args + " --format json");
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc = parser.parse(json);
-  size_t classes = 0, marks = 0;
-  for (auto field : doc["device"]["peak_flops_per_s"].get_object()) {
-    (void)field;
-    ++classes;
-  }
-  for (simdjson::dom::element n : doc["nodes"].get_array()) {
-    if (n["costed"].get_bool().value() && n["time_s"].get_double().value() > 0) ++marks;
-  }
+  const auto [classes, marks] = RoofsAndMarks(json);
   EXPECT_EQ(DomAttribute(dom, "data-probe-chart"), "1") << "the roofline is not shown";
   EXPECT_EQ(DomAttribute(dom, "data-probe-roofs"), std::to_string(classes));
   EXPECT_EQ(DomAttribute(dom, "data-probe-marks"), std::to_string(marks));
