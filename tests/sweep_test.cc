@@ -203,20 +203,35 @@ TEST(StepPlan, BlocksEqualSinglePoints) {
 
 // ---- The runner equals llm::RunRequest ----------------------------------------------------
 
+// A preset's model spec (the sweep tests' input).
+import::hf::ModelSpec PresetSpec(const char* preset) {
+  const import::hf::Preset* p = import::hf::FindPreset(preset);
+  EXPECT_NE(p, nullptr) << preset;
+  auto spec = import::hf::ParseHfConfig(p->json, preset);
+  EXPECT_TRUE(spec) << spec.error().message;
+  return std::move(*spec);
+}
+
+// A sweep of `model` (named `preset`) at the config's own weights on `devices`; the caller sets
+// the grid.
+SweepSpec SweepOf(const char* preset, const import::hf::ModelSpec& model,
+                  std::initializer_list<const char*> devices) {
+  SweepSpec s;
+  s.model_name = s.origin = preset;
+  s.model = &model;
+  for (const char* d : devices) s.devices.push_back(*device::ResolveDevice(d));
+  s.weights = {std::nullopt};
+  return s;
+}
+
 TEST(RunSweep, RowsEqualRunRequest) {
   for (const char* preset : {"qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v3"}) {
-    const import::hf::Preset* p = import::hf::FindPreset(preset);
-    auto spec = import::hf::ParseHfConfig(p->json, preset);
-    ASSERT_TRUE(spec);
+    const import::hf::ModelSpec model = PresetSpec(preset);
     for (llm::Phase phase : {llm::Phase::kDecode, llm::Phase::kPrefill}) {
-      SweepSpec s;
-      s.model_name = preset;
-      s.origin = preset;
-      s.model = &*spec;
+      SweepSpec s = SweepOf(preset, model, {"h100-sxm", "h200"});
       s.phase = phase;
       s.batches = {1, 3, 16};
       s.contexts = {1, 127, 128, 129, 4096, 8192};
-      s.devices = {*device::ResolveDevice("h100-sxm"), *device::ResolveDevice("h200")};
       s.weights = {std::nullopt, std::string("bf16")};
       auto rep = RunSweep(s);
       ASSERT_TRUE(rep) << rep.error().message;
@@ -224,8 +239,8 @@ TEST(RunSweep, RowsEqualRunRequest) {
       EXPECT_EQ(rep->points_by_full_analysis, 0u);
       for (const report::SweepRow& row : rep->rows) {
         auto recipe = import::hf::ResolveRecipe(
-            *spec, {s.weights[row.recipe], std::nullopt, std::nullopt, std::nullopt});
-        auto step = import::hf::BuildStepGraph(*spec, *recipe);
+            model, {s.weights[row.recipe], std::nullopt, std::nullopt, std::nullopt});
+        auto step = import::hf::BuildStepGraph(model, *recipe);
         llm::Request r;
         r.phase = phase;
         r.batch = row.batch;
@@ -253,28 +268,20 @@ TEST(RunSweep, RowsEqualRunRequest) {
 // pipelines whose micro-batches split the batch unevenly.
 TEST(RunSweep, DeploymentRowsEqualRunDeployment) {
   for (const char* preset : {"deepseek-v3", "llama-3.1-70b-instruct"}) {
-    const import::hf::Preset* p = import::hf::FindPreset(preset);
-    ASSERT_NE(p, nullptr) << preset;
-    auto spec = import::hf::ParseHfConfig(p->json, preset);
-    ASSERT_TRUE(spec);
+    const import::hf::ModelSpec model = PresetSpec(preset);
     for (llm::Phase phase : {llm::Phase::kDecode, llm::Phase::kPrefill}) {
-      SweepSpec s;
-      s.model_name = preset;
-      s.origin = preset;
-      s.model = &*spec;
+      SweepSpec s = SweepOf(preset, model, {"h200"});
       s.phase = phase;
       s.batches = {1, 5, 64};
       s.contexts = {1, 511, 4096};
-      s.devices = {*device::ResolveDevice("h200")};
-      s.weights = {std::nullopt};
       s.tps = {1, 2};
       s.eps = {1, 8};
       s.pps = {1, 3};
       auto rep = RunSweep(s);
       ASSERT_TRUE(rep) << rep.error().message;
       EXPECT_EQ(rep->points_by_full_analysis, 0u);
-      auto recipe = import::hf::ResolveRecipe(*spec, {});
-      auto whole = import::hf::BuildStepGraph(*spec, *recipe);
+      auto recipe = import::hf::ResolveRecipe(model, {});
+      auto whole = import::hf::BuildStepGraph(model, *recipe);
       for (const report::SweepRow& row : rep->rows) {
         const report::SweepDeployment& d = rep->deployments[row.deployment];
         llm::Request r;
@@ -292,9 +299,9 @@ TEST(RunSweep, DeploymentRowsEqualRunDeployment) {
           ASSERT_TRUE(run) << where;
           f = run->figures;
         } else {
-          auto deployment = llm::PlanDeployment(*spec, g, s.devices[0]);
+          auto deployment = llm::PlanDeployment(model, g, s.devices[0]);
           ASSERT_TRUE(deployment) << where << ": " << deployment.error().message;
-          auto run = llm::RunDeployment(*spec, *recipe, s.devices[0], r, *deployment);
+          auto run = llm::RunDeployment(model, *recipe, s.devices[0], r, *deployment);
           ASSERT_TRUE(run) << where << ": " << run.error().message;
           f = run->run.figures;
         }
@@ -317,14 +324,8 @@ TEST(RunSweep, DeploymentRowsEqualRunDeployment) {
 // A large grid is costed on several threads, each with its own plans: the same rows, in the
 // same order, as one thread — for blocks over contexts and over batches.
 TEST(RunSweep, ThreadsGiveTheSameRows) {
-  const import::hf::Preset* p = import::hf::FindPreset("qwen3-30b-a3b");
-  auto spec = import::hf::ParseHfConfig(p->json, "qwen3-30b-a3b");
-  ASSERT_TRUE(spec);
-  SweepSpec s;
-  s.model_name = s.origin = "qwen3-30b-a3b";
-  s.model = &*spec;
-  s.devices = {*device::ResolveDevice("h100-sxm")};
-  s.weights = {std::nullopt};
+  const import::hf::ModelSpec model = PresetSpec("qwen3-30b-a3b");
+  SweepSpec s = SweepOf("qwen3-30b-a3b", model, {"h100-sxm"});
   for (auto [batches, contexts] : {std::pair<int64_t, int64_t>{9, 4000}, {40000, 1}}) {
     s.batches.clear();
     s.contexts.clear();
@@ -352,16 +353,10 @@ TEST(RunSweep, ThreadsGiveTheSameRows) {
 // Few contexts and many batches: the sweep costs blocks over batches (sequences vary); rows
 // still equal llm::RunDeployment, including batches that micro-batches split unevenly.
 TEST(RunSweep, BatchBlocksEqualRunDeployment) {
-  const import::hf::Preset* p = import::hf::FindPreset("deepseek-v3");
-  auto spec = import::hf::ParseHfConfig(p->json, "deepseek-v3");
-  ASSERT_TRUE(spec);
-  SweepSpec s;
-  s.model_name = s.origin = "deepseek-v3";
-  s.model = &*spec;
+  const import::hf::ModelSpec model = PresetSpec("deepseek-v3");
+  SweepSpec s = SweepOf("deepseek-v3", model, {"h200"});
   for (int64_t b = 1; b <= 70; ++b) s.batches.push_back(b);
   s.contexts = {777};
-  s.devices = {*device::ResolveDevice("h200")};
-  s.weights = {std::nullopt};
   s.tps = {2};
   s.eps = {8};
   s.pps = {3};
@@ -369,15 +364,15 @@ TEST(RunSweep, BatchBlocksEqualRunDeployment) {
   ASSERT_TRUE(rep) << rep.error().message;
   ASSERT_EQ(rep->rows.size(), 70u);
   EXPECT_EQ(rep->points_by_full_analysis, 0u);
-  auto recipe = import::hf::ResolveRecipe(*spec, {});
-  auto deployment = llm::PlanDeployment(*spec, {2, 8, 3, std::nullopt, std::nullopt, std::nullopt},
+  auto recipe = import::hf::ResolveRecipe(model, {});
+  auto deployment = llm::PlanDeployment(model, {2, 8, 3, std::nullopt, std::nullopt, std::nullopt},
                                         s.devices[0]);
   ASSERT_TRUE(deployment);
   for (const report::SweepRow& row : rep->rows) {
     llm::Request r;
     r.batch = row.batch;
     r.context = row.context;
-    auto run = llm::RunDeployment(*spec, *recipe, s.devices[0], r, *deployment);
+    auto run = llm::RunDeployment(model, *recipe, s.devices[0], r, *deployment);
     ASSERT_TRUE(run);
     EXPECT_EQ(row.step_time_s, run->run.figures.step_time_s) << row.batch;
     EXPECT_EQ(row.max_batch, run->run.figures.max_batch) << row.batch;
@@ -385,20 +380,15 @@ TEST(RunSweep, BatchBlocksEqualRunDeployment) {
 }
 
 TEST(RunSweep, GenLenRunsTheFullRequest) {
-  const import::hf::Preset* p = import::hf::FindPreset("llama-3.1-8b");
-  auto spec = import::hf::ParseHfConfig(p->json, "llama-3.1-8b");
-  SweepSpec s;
-  s.model_name = "llama-3.1-8b";
-  s.model = &*spec;
+  const import::hf::ModelSpec model = PresetSpec("llama-3.1-8b");
+  SweepSpec s = SweepOf("llama-3.1-8b", model, {"h100-sxm"});
   s.batches = {1, 8};
   s.contexts = {1024};
-  s.devices = {*device::ResolveDevice("h100-sxm")};
-  s.weights = {std::nullopt};
   s.gen_len = 64;
   auto rep = RunSweep(s);
   ASSERT_TRUE(rep);
-  auto recipe = import::hf::ResolveRecipe(*spec, {});
-  auto step = import::hf::BuildStepGraph(*spec, *recipe);
+  auto recipe = import::hf::ResolveRecipe(model, {});
+  auto step = import::hf::BuildStepGraph(model, *recipe);
   for (const report::SweepRow& row : rep->rows) {
     llm::Request r;
     r.batch = row.batch;
