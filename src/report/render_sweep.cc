@@ -35,21 +35,21 @@ std::string DeploymentLabel(const SweepDeployment& d) {
 
 namespace {
 
-// A CSV record is its prefix and at most kMaxNumbers bytes of numbers (two integers of 20
+// A CSV record is its prefix and at most kMaxNumberBytes of numbers (two integers of 20
 // digits, four shortest doubles of 24 characters, a bound, a count and a flag, with commas:
 // < 192).
-constexpr size_t kMaxNumbers = 192;
+constexpr size_t kMaxNumberBytes = 192;
 
 // The most bytes `rows` records take: reserved once, on huge pages — a 9 MB string grown by
 // doubling copies itself four times — and what no record uses is never touched.
-size_t CsvBound(const std::vector<std::string>& prefix, size_t rows) {
+size_t CsvBoundBytes(const std::vector<std::string>& prefix, size_t rows) {
   size_t longest_prefix = 0;
   for (const std::string& p : prefix) longest_prefix = std::max(longest_prefix, p.size());
-  return (longest_prefix + kMaxNumbers) * rows;
+  return (longest_prefix + kMaxNumberBytes) * rows;
 }
 
 // Appends the CSV records of rows [begin, end) (their leading fields from `prefix`) to `out`,
-// which has room for them (CsvBound).
+// which has room for them (CsvBoundBytes).
 void AppendCsvRows(std::string& out, const SweepReport& rep, const std::vector<std::string>& prefix,
                    size_t begin, size_t end) {
   const size_t recipes = rep.recipes.size(), deployments = rep.deployments.size();
@@ -61,7 +61,7 @@ void AppendCsvRows(std::string& out, const SweepReport& rep, const std::vector<s
   for (size_t i = begin; i < end; ++i) {
     const SweepRow& row = rep.rows[i];
     out += prefix[(row.device * recipes + row.recipe) * deployments + row.deployment];
-    char buf[2 * kMaxNumbers];
+    char buf[2 * kMaxNumberBytes];
     char* p = buf;
     char* const last = buf + sizeof buf;
     auto number = [&](auto v) { p = std::to_chars(p, last, v).ptr; };
@@ -140,7 +140,7 @@ std::vector<std::string> RenderSweepCsvParts(const SweepReport& rep, unsigned th
   auto slice_begin = [&](size_t k) { return rows * k / slices; };
   auto render = [&](size_t k) {
     const size_t begin = slice_begin(k), end = slice_begin(k + 1);
-    ReserveHugePages(parts[k], parts[k].size() + CsvBound(prefix, end - begin));
+    ReserveHugePages(parts[k], parts[k].size() + CsvBoundBytes(prefix, end - begin));
     AppendCsvRows(parts[k], rep, prefix, begin, end);
   };
   for (size_t k = 1; k < slices; ++k) {
