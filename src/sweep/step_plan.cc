@@ -219,6 +219,71 @@ struct Folded {
   Int128 e[3] = {0, 0, 0};
 };
 
+// Which workload variable a block of points varies in, when all points share the other two
+// (seqs S, rows per sequence T, cached tokens P) — what lets TimeBlock fold a node's closed
+// form once per block.
+enum class Vary { kNone, kS, kT, kP };
+
+// The block's varying variable x at each point as C(x−1, 1) and C(x−1, 2): in int64 (v1s,
+// v2s) where every |x| < 2^31, so the products stay below 2^62; else in Int128 too
+// (varying_wide). max1, max2: the largest |C(x−1, 1)|, |C(x−1, 2)| of the block.
+struct BlockAxis {
+  Vary vary = Vary::kNone;
+  std::array<int64_t, StepPlan::kBlock> v1s{}, v2s{};
+  std::array<NewtonBasis, StepPlan::kBlock> varying_wide;
+  bool wide = false;
+  Int128 max1 = 0, max2 = 0;
+};
+
+BlockAxis FindBlockAxis(std::span<const Point> points,
+                        const std::array<bool, StepPlan::kBlock>& well_formed) {
+  const size_t count = points.size();
+  BlockAxis axis;
+  Vary& vary = axis.vary;
+  if (count > 1 && well_formed[0]) {
+    bool same_s = true, same_t = true, same_p = true;
+    const int64_t t0 = points[0].n / points[0].seqs;
+    for (size_t i = 1; i < count; ++i) {
+      same_s = same_s && well_formed[i] && points[i].seqs == points[0].seqs;
+      same_t = same_t && well_formed[i] && points[i].n / std::max<int64_t>(points[i].seqs, 1) == t0;
+      same_p = same_p && points[i].ctx == points[0].ctx;
+    }
+    if (same_s && same_t) vary = Vary::kP;
+    else if (same_s && same_p) vary = Vary::kT;
+    else if (same_t && same_p) vary = Vary::kS;
+  }
+  if (vary == Vary::kNone) return axis;
+  auto x_of = [&](const Point& p) {
+    return vary == Vary::kP ? p.ctx : vary == Vary::kT ? p.n / p.seqs : p.seqs;
+  };
+  constexpr int64_t kNarrow = int64_t{1} << 31;
+  for (size_t i = 0; i < count; ++i) {
+    const int64_t x = x_of(points[i]);
+    axis.wide = axis.wide || x <= -kNarrow || x >= kNarrow;
+  }
+  int64_t max1_64 = 0, max2_64 = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (axis.wide) {
+      const NewtonBasis& b = axis.varying_wide[i] = NewtonBasis(x_of(points[i]));
+      axis.max1 = std::max(axis.max1, b.v[1] < 0 ? -b.v[1] : b.v[1]);
+      axis.max2 = std::max(axis.max2, b.v[2] < 0 ? -b.v[2] : b.v[2]);
+      axis.v1s[i] = static_cast<int64_t>(b.v[1]);
+      axis.v2s[i] = static_cast<int64_t>(b.v[2]);
+    } else {
+      const int64_t d = x_of(points[i]) - 1;
+      axis.v1s[i] = d;
+      axis.v2s[i] = d * (d - 1) / 2;  // |d| ≤ 2^31: no overflow; d(d−1) is even
+      max1_64 = std::max(max1_64, d < 0 ? -d : d);
+      max2_64 = std::max(max2_64, axis.v2s[i] < 0 ? -axis.v2s[i] : axis.v2s[i]);
+    }
+  }
+  if (!axis.wide) {
+    axis.max1 = max1_64;
+    axis.max2 = max2_64;
+  }
+  return axis;
+}
+
 }  // namespace
 
 Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::Device& device,
@@ -232,58 +297,13 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
     const Point& p = points[i];
     well_formed[i] = valid[i] = p.seqs > 0 && p.n >= 0 && p.n % p.seqs == 0;
   }
-  // The varying variable when every point shares seqs and one of (rows per sequence, ctx).
-  enum class Vary { kNone, kS, kT, kP } vary = Vary::kNone;
-  if (count > 1 && valid[0]) {
-    bool same_s = true, same_t = true, same_p = true;
-    const int64_t t0 = points[0].n / points[0].seqs;
-    for (size_t i = 1; i < count; ++i) {
-      same_s = same_s && valid[i] && points[i].seqs == points[0].seqs;
-      same_t = same_t && valid[i] && points[i].n / std::max<int64_t>(points[i].seqs, 1) == t0;
-      same_p = same_p && points[i].ctx == points[0].ctx;
-    }
-    if (same_s && same_t) vary = Vary::kP;
-    else if (same_s && same_p) vary = Vary::kT;
-    else if (same_t && same_p) vary = Vary::kS;
-  }
-  // The varying variable x of each point as C(x−1, 1) and C(x−1, 2), in int64 where every
-  // |x| < 2^31 (the products then stay below 2^62), else in Int128 (varying_wide).
-  std::array<int64_t, kBlock> v1s{}, v2s{};
-  std::array<NewtonBasis, kBlock> varying_wide;
-  bool wide = false;
-  Int128 max1 = 0, max2 = 0;  // the largest |C(x−1, 1)|, |C(x−1, 2)| of the block
-  if (vary != Vary::kNone) {
-    auto x_of = [&](const Point& p) {
-      return vary == Vary::kP ? p.ctx : vary == Vary::kT ? p.n / p.seqs : p.seqs;
-    };
-    constexpr int64_t kNarrow = int64_t{1} << 31;
-    for (size_t i = 0; i < count; ++i) {
-      const int64_t x = x_of(points[i]);
-      wide = wide || x <= -kNarrow || x >= kNarrow;
-    }
-    int64_t max1_64 = 0, max2_64 = 0;
-    for (size_t i = 0; i < count; ++i) {
-      if (wide) {
-        varying_wide[i] = NewtonBasis(x_of(points[i]));
-        const Int128 a1 = varying_wide[i].v[1] < 0 ? -varying_wide[i].v[1] : varying_wide[i].v[1];
-        const Int128 a2 = varying_wide[i].v[2] < 0 ? -varying_wide[i].v[2] : varying_wide[i].v[2];
-        max1 = std::max(max1, a1);
-        max2 = std::max(max2, a2);
-        v1s[i] = static_cast<int64_t>(varying_wide[i].v[1]);
-        v2s[i] = static_cast<int64_t>(varying_wide[i].v[2]);
-      } else {
-        const int64_t d = x_of(points[i]) - 1;
-        v1s[i] = d;
-        v2s[i] = d * (d - 1) / 2;  // |d| ≤ 2^31: no overflow; d(d−1) is even
-        max1_64 = std::max(max1_64, d < 0 ? -d : d);
-        max2_64 = std::max(max2_64, v2s[i] < 0 ? -v2s[i] : v2s[i]);
-      }
-    }
-    if (!wide) {
-      max1 = max1_64;
-      max2 = max2_64;
-    }
-  }
+  const BlockAxis block = FindBlockAxis(points, well_formed);
+  const Vary vary = block.vary;
+  const auto& v1s = block.v1s;
+  const auto& v2s = block.v2s;
+  const auto& varying_wide = block.varying_wide;
+  const bool wide = block.wide;
+  const Int128 max1 = block.max1, max2 = block.max2;
 
   const double bw = device.dram_bytes_per_s;
   const auto vector_peak = device.Peak(format::MmaClass::kFp32);
