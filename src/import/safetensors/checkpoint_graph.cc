@@ -145,11 +145,12 @@ std::string WildcardExpert(std::string_view stem) {
 std::optional<std::string> LayerWeightName(const hf::ModelSpec& spec, int64_t layer,
                                            std::string_view rest) {
   const hf::LayerSpec& l = spec.layers[static_cast<size_t>(layer)];
+  // Packed weights (GPTQ/AWQ's .qweight, compressed-tensors' .weight_packed) are the weight.
   std::string_view stem = rest, suffix;
-  for (std::string_view s : {".weight", ".bias"}) {
+  for (std::string_view s : {".weight", ".bias", ".qweight", ".weight_packed"}) {
     if (rest.ends_with(s)) {
       stem = rest.substr(0, rest.size() - s.size());
-      suffix = s;
+      suffix = s == ".bias" ? ".bias" : ".weight";
       break;
     }
   }
@@ -204,13 +205,20 @@ std::optional<Format> Fp8Format(const Parts& p) {
     const auto rows = static_cast<uint64_t>(w->shape[r - 2]);
     const auto cols = static_cast<uint64_t>(w->shape[r - 1]);
     const uint64_t matrices = w->elements / std::max<uint64_t>(rows * cols, 1);
+    // The scale's shape tells blocks ([.., ceil(rows/128), ceil(cols/128)]) from one scale
+    // per row ([.., rows] or [.., rows, 1]) from one per tensor ([] or [1]).
+    const std::vector<int64_t>& s = scale->shape;
+    const size_t sr = s.size();
+    const bool blocks = sr >= 2 && static_cast<uint64_t>(s[sr - 2]) == CeilDiv(rows, 128) &&
+                        static_cast<uint64_t>(s[sr - 1]) == CeilDiv(cols, 128) &&
+                        scale->elements == matrices * CeilDiv(rows, 128) * CeilDiv(cols, 128);
     Format f;
-    if (scale->elements == 1) {
-      f = Format::kFp8E4m3;
-    } else if (scale->elements == matrices * rows) {
-      f = Format::kFp8E4m3Rowwise;
-    } else if (scale->elements == matrices * CeilDiv(rows, 128) * CeilDiv(cols, 128)) {
+    if (blocks) {
       f = Format::kFp8E4m3B128x128;
+    } else if (scale->elements == matrices * rows && sr >= 1) {
+      f = Format::kFp8E4m3Rowwise;
+    } else if (scale->elements == 1) {
+      f = Format::kFp8E4m3;
     } else {
       return std::nullopt;
     }
