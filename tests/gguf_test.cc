@@ -156,6 +156,36 @@ TEST(GgufReader, EveryMetadataValueTypeReadsBack) {
   EXPECT_FALSE(value("general.flag").AsInt().has_value());  // a bool is not an integer
 }
 
+// Long arrays (tokenizer vocabularies) are read through and checked, but keep their length
+// and a bounded prefix only.
+TEST(GgufReader, LongArraysKeepTheirLengthAndAPrefix) {
+  const uint64_t n = kMaxArrayElements + 10;
+  auto strings = [&](uint64_t count, bool last_runs_past) {
+    Writer w;
+    w.Header(0, 1).Str("tokens").U32(9).U32(8).U64(n);
+    for (uint64_t i = 0; i + 1 < count; ++i) w.Str(std::to_string(i));
+    if (last_runs_past) {
+      w.U64(1000);  // a string longer than what is left
+    } else {
+      w.Str("last");
+    }
+    return w;
+  };
+  auto f = Parse(strings(n, false), 0);
+  ASSERT_TRUE(f.has_value()) << f.error().message;
+  const Value& tokens = f->metadata[0].value;
+  EXPECT_EQ(tokens.count, n);
+  ASSERT_EQ(tokens.array.size(), kMaxArrayElements);
+  EXPECT_EQ(std::get<std::string>(tokens.array.back()), std::to_string(kMaxArrayElements - 1));
+  EXPECT_NE(ErrorOf(Parse(strings(n, true), 0)).find("truncated header"), std::string::npos);
+  // A bool past the kept prefix is still checked.
+  Writer bools;
+  bools.Header(0, 1).Str("flags").U32(9).U32(7).U64(n);
+  for (uint64_t i = 0; i + 1 < n; ++i) bools.Raw("\x01", 1);
+  bools.Raw("\x02", 1);
+  EXPECT_NE(ErrorOf(Parse(bools, 0)).find("bool byte is 2"), std::string::npos);
+}
+
 // Large shapes without their data (the header claims a file that large): every ggml type,
 // a 4096 × 14336 matrix and 8 experts of it.
 TEST(GgufReader, LargeTensorsOfEveryTypeAreExactWithoutReadingData) {

@@ -591,23 +591,33 @@ Format GroupFormat(const std::vector<const TensorInfo*>& parts, const std::strin
   return largest->format;
 }
 
-Result<void> BuildGroups(const std::vector<GgufFile>& files, GgufModel& out) {
+// The warning listing the tensors no graph weight takes, with their bytes.
+std::string UnusedWarning(const std::vector<std::string>& unused, uint64_t bytes) {
+  std::string list;
+  for (size_t i = 0; i < unused.size() && i < 8; ++i) list += (i ? ", " : "") + unused[i];
+  if (unused.size() > 8) list += ", and " + std::to_string(unused.size() - 8) + " more";
+  return std::to_string(unused.size()) + " tensor(s) of the file are not in the step graph (" +
+         std::to_string(bytes) + " bytes, not costed): " + list;
+}
+
+void BuildGroups(const std::vector<GgufFile>& files, GgufModel& out) {
   std::map<std::string, size_t> by_key;  // joined graph names -> group
   std::map<std::string, std::vector<const TensorInfo*>> parts_of_group, parts_of_fused;
+  uint64_t unused_bytes = 0;
   for (const GgufFile& f : files) {
     for (const TensorInfo& t : f.tensors) {
       GraphNames names = NamesOf(out.spec, t.name);
       if (names.names.empty()) {
         out.unused_tensors.push_back(t.name);
+        unused_bytes = SaturatingAdd(unused_bytes, t.bytes);
         continue;
       }
       const std::string key = Join(names.names);
       auto [it, fresh] = by_key.emplace(key, out.groups.size());
       if (fresh) {
-        WeightGroup g;
+        WeightGroup& g = out.groups.emplace_back();
         g.graph_names = names.names;
         g.fused_name = names.fused;
-        out.groups.push_back(std::move(g));
       }
       WeightGroup& g = out.groups[it->second];
       g.tensors.push_back(t.name);
@@ -629,20 +639,8 @@ Result<void> BuildGroups(const std::vector<GgufFile>& files, GgufModel& out) {
     out.weight_formats.emplace(fused, GroupFormat(parts, fused, ignored));
   }
   if (!out.unused_tensors.empty()) {
-    uint64_t bytes = 0;
-    std::string list;
-    for (const std::string& n : out.unused_tensors) {
-      for (const GgufFile& f : files) {
-        if (const TensorInfo* t = f.FindTensor(n)) bytes += t->bytes;
-      }
-      if (list.size() < 400) list += (list.empty() ? "" : ", ") + n;
-    }
-    out.warnings.push_back(std::to_string(out.unused_tensors.size()) +
-                           " tensor(s) of the file are not in the step graph (" +
-                           std::to_string(bytes) + " bytes, not costed): " + list +
-                           (list.size() >= 400 ? ", ..." : ""));
+    out.warnings.push_back(UnusedWarning(out.unused_tensors, unused_bytes));
   }
-  return {};
 }
 
 // "<prefix>-00001-of-00003.gguf" -> "<prefix>" (llama.cpp's llama_split_path).
@@ -674,18 +672,42 @@ Result<GgufModel> BuildGgufModel(std::vector<GgufFile> files) {
   auto spec = BuildSpec(files.front(), *tensors);
   if (!spec) return std::unexpected(spec.error());
   out.spec = std::move(*spec);
-  if (auto ok = BuildGroups(files, out); !ok) return std::unexpected(ok.error());
+  BuildGroups(files, out);
   out.files = std::move(files);
   return out;
 }
 
+namespace {
+
+// Shards 2..count of a split model whose first shard is `path`.
+Result<void> ReadOtherShards(const std::string& path, int64_t count,
+                             std::vector<GgufFile>& files) {
+  const auto prefix = SplitPrefix(path, count);
+  if (!prefix) {
+    return MakeError(path + ": is the first of " + std::to_string(count) + " shards, but its "
+                     "name does not end in -00001-of-" + std::to_string(count) + ".gguf, so "
+                     "the others cannot be found");
+  }
+  for (int64_t k = 1; k < count; ++k) {
+    char tail[32];
+    std::snprintf(tail, sizeof tail, "-%05d-of-%05d.gguf", static_cast<int>(k + 1),
+                  static_cast<int>(count));
+    auto shard = ReadGgufHeader(*prefix + tail);
+    if (!shard) return std::unexpected(shard.error());
+    auto no = SplitKey(*shard, "split.no", k, k);
+    if (!no) return std::unexpected(no.error());
+    files.push_back(std::move(*shard));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<GgufModel> LoadGgufModel(const std::string& path) {
   auto first = ReadGgufHeader(path);
   if (!first) return std::unexpected(first.error());
-  std::vector<GgufFile> files;
-  const bool split = first->Find("split.count") != nullptr;
   int64_t count = 1;
-  if (split) {
+  if (first->Find("split.count") != nullptr) {
     auto n = SplitKey(*first, "split.count", 1, 9999);
     if (!n) return std::unexpected(n.error());
     auto no = SplitKey(*first, "split.no", 0, *n - 1);
@@ -696,32 +718,20 @@ Result<GgufModel> LoadGgufModel(const std::string& path) {
     }
     count = *n;
   }
+  std::vector<GgufFile> files;
   files.push_back(std::move(*first));
   if (count > 1) {
-    const auto prefix = SplitPrefix(path, count);
-    if (!prefix) {
-      return MakeError(path + ": is the first of " + std::to_string(count) + " shards, but its "
-                       "name does not end in -00001-of-" + std::to_string(count) + ".gguf, so "
-                       "the others cannot be found");
-    }
-    for (int64_t k = 1; k < count; ++k) {
-      char tail[32];
-      std::snprintf(tail, sizeof tail, "-%05d-of-%05d.gguf", static_cast<int>(k + 1),
-                    static_cast<int>(count));
-      auto shard = ReadGgufHeader(*prefix + tail);
-      if (!shard) return std::unexpected(shard.error());
-      auto no = SplitKey(*shard, "split.no", k, k);
-      if (!no) return std::unexpected(no.error());
-      files.push_back(std::move(*shard));
-    }
+    if (auto ok = ReadOtherShards(path, count, files); !ok) return std::unexpected(ok.error());
   }
   return BuildGgufModel(std::move(files));
 }
 
-GraphCheck CheckGgufGraph(const GgufModel& model, const ir::Graph& graph) {
-  GraphCheck check;
-  std::vector<std::string>& problems = check.errors;
-  std::map<std::string, uint64_t> weights;  // graph weight -> elements
+namespace {
+
+// The graph's weights and their element counts; a weight with no format is an error.
+std::map<std::string, uint64_t> GraphWeights(const GgufModel& model, const ir::Graph& graph,
+                                             GraphCheck& check) {
+  std::map<std::string, uint64_t> weights;
   for (const ir::Tensor& t : graph.tensors) {
     if (t.role != ir::Role::kWeight) continue;
     uint64_t n = 1;
@@ -730,12 +740,20 @@ GraphCheck CheckGgufGraph(const GgufModel& model, const ir::Graph& graph) {
       constant = constant && d.IsConstant() && d.constant() >= 0;
       if (constant) n = CheckedMul(n, static_cast<uint64_t>(d.constant())).value_or(UINT64_MAX);
     }
-    if (!constant) problems.push_back("weight '" + t.name + "' has a symbolic shape");
+    if (!constant) check.errors.push_back("weight '" + t.name + "' has a symbolic shape");
     weights[t.name] = n;
     if (!model.weight_formats.contains(t.name)) {
-      problems.push_back("weight '" + t.name + "' has no tensor in the file");
+      check.errors.push_back("weight '" + t.name + "' has no tensor in the file");
     }
   }
+  return weights;
+}
+
+}  // namespace
+
+GraphCheck CheckGgufGraph(const GgufModel& model, const ir::Graph& graph) {
+  GraphCheck check;
+  const std::map<std::string, uint64_t> weights = GraphWeights(model, graph, check);
   std::map<std::string, uint64_t> fused_elements;
   std::map<std::string, std::vector<std::string>> fused_tensors;
   for (const WeightGroup& g : model.groups) {
@@ -751,27 +769,28 @@ GraphCheck CheckGgufGraph(const GgufModel& model, const ir::Graph& graph) {
       fused_elements[g.fused_name] = SaturatingAdd(fused_elements[g.fused_name], g.elements);
       for (const std::string& t : g.tensors) fused_tensors[g.fused_name].push_back(t);
     } else if (present != g.graph_names.size()) {
-      problems.push_back("tensor(s) " + Join(g.tensors) + ": the step graph has no weight " +
-                         Join(g.graph_names));
+      check.errors.push_back("tensor(s) " + Join(g.tensors) + ": the step graph has no weight " +
+                             Join(g.graph_names));
     } else if (graph_elements != g.elements) {
-      problems.push_back("weight " + Join(g.graph_names) + " holds " +
-                         std::to_string(graph_elements) + " elements, tensor(s) " +
-                         Join(g.tensors) + " " + std::to_string(g.elements));
+      check.errors.push_back("weight " + Join(g.graph_names) + " holds " +
+                             std::to_string(graph_elements) + " elements, tensor(s) " +
+                             Join(g.tensors) + " " + std::to_string(g.elements));
     }
+  }
+  if (fused_elements.empty()) return check;
+  std::map<std::string_view, const TensorInfo*> by_name;
+  for (const GgufFile& f : model.files) {
+    for (const TensorInfo& t : f.tensors) by_name.emplace(t.name, &t);
   }
   for (const auto& [fused, elements] : fused_elements) {
     if (weights.at(fused) != elements) {
-      problems.push_back("weight " + fused + " holds " + std::to_string(weights.at(fused)) +
-                         " elements, tensor(s) " + Join(fused_tensors[fused]) + " " +
-                         std::to_string(elements));
+      check.errors.push_back("weight " + fused + " holds " + std::to_string(weights.at(fused)) +
+                             " elements, tensor(s) " + Join(fused_tensors[fused]) + " " +
+                             std::to_string(elements));
     }
     std::vector<const TensorInfo*> parts;
-    for (const std::string& name : fused_tensors[fused]) {
-      for (const GgufFile& f : model.files) {
-        if (const TensorInfo* t = f.FindTensor(name)) parts.push_back(t);
-      }
-    }
-    if (!parts.empty()) GroupFormat(parts, fused, check.warnings);
+    for (const std::string& name : fused_tensors[fused]) parts.push_back(by_name.at(name));
+    GroupFormat(parts, fused, check.warnings);
   }
   return check;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -128,6 +129,8 @@ class Source {
   virtual ~Source() = default;
   // Copies the next n bytes into dst; false when the input ends first.
   virtual bool Read(void* dst, size_t n) = 0;
+  // Moves past the next n bytes (the caller has checked they are in the file).
+  virtual bool Skip(uint64_t n) = 0;
 };
 
 class MemorySource final : public Source {
@@ -137,6 +140,11 @@ class MemorySource final : public Source {
     if (n > bytes_.size() - pos_) return false;
     if (n > 0) std::memcpy(dst, bytes_.data() + pos_, n);
     pos_ += n;
+    return true;
+  }
+  bool Skip(uint64_t n) override {
+    if (n > bytes_.size() - pos_) return false;
+    pos_ += static_cast<size_t>(n);
     return true;
   }
 
@@ -149,6 +157,10 @@ class FileSource final : public Source {
  public:
   explicit FileSource(std::FILE* f) : f_(f) {}
   bool Read(void* dst, size_t n) override { return n == 0 || std::fread(dst, 1, n, f_) == n; }
+  bool Skip(uint64_t n) override {
+    return n <= static_cast<uint64_t>(LONG_MAX) &&
+           std::fseek(f_, static_cast<long>(n), SEEK_CUR) == 0;
+  }
 
  private:
   std::FILE* f_;
@@ -214,6 +226,17 @@ class Parser {
     if (!source_.Read(dst, static_cast<size_t>(n))) {
       return Fail("truncated header: " + std::string(what) + " at byte " + std::to_string(pos_) +
                   " could not be read");
+    }
+    pos_ += n;
+    return {};
+  }
+
+  // Moves past n bytes, with Take's checks (array elements past kMaxArrayElements).
+  Result<void> Pass(uint64_t n, std::string_view what) {
+    if (n > Left() || pos_ + n > kMaxHeaderBytes || !source_.Skip(n)) {
+      return Fail("truncated header: " + std::string(what) + " at byte " + std::to_string(pos_) +
+                  " needs " + std::to_string(n) + " bytes, the file has " +
+                  std::to_string(file_bytes_));
     }
     pos_ += n;
     return {};
@@ -368,14 +391,32 @@ class Parser {
                   std::string(ValueTypeName(v.element)) + " values, more than the " +
                   std::to_string(Left()) + " bytes left in the file hold");
     }
-    v.array.reserve(static_cast<size_t>(*count));
+    v.count = *count;
+    v.array.reserve(static_cast<size_t>(std::min(*count, kMaxArrayElements)));
     const std::string element_what = what + ": array element";
     for (uint64_t i = 0; i < *count; ++i) {
+      if (i >= kMaxArrayElements) {
+        if (auto ok = PassScalar(v.element, element_what); !ok) return std::unexpected(ok.error());
+        continue;
+      }
       auto s = ReadScalar(v.element, element_what);
       if (!s) return std::unexpected(s.error());
       v.array.push_back(std::move(*s));
     }
     return v;
+  }
+
+  // Checks and moves past one array element that is not kept.
+  Result<void> PassScalar(ValueType t, const std::string& what) {
+    if (t == ValueType::kBool) {
+      auto b = ReadScalar(t, what);
+      if (!b) return std::unexpected(b.error());
+      return {};
+    }
+    if (t != ValueType::kString) return Pass(MinValueBytes(t), what);
+    auto len = Int<uint64_t>(what);
+    if (!len) return std::unexpected(len.error());
+    return Pass(*len, what);
   }
 
   Result<void> Metadata(GgufFile& out) {
@@ -423,6 +464,28 @@ class Parser {
     if (!IsValidUtf8(*name)) return Fail(item + ": name '" + EscapeBytes(*name) + "' is not UTF-8");
     t.name = std::move(*name);
     const std::string what = item + " '" + t.name + "'";
+    if (auto ok = ReadDims(t, what); !ok) return std::unexpected(ok.error());
+    auto type = Int<uint32_t>(what + ": ggml type");
+    if (!type) return std::unexpected(type.error());
+    t.ggml_type = *type;
+    const GgmlType* g = FindGgmlType(*type);
+    if (g == nullptr) {
+      return Fail(what + ": unknown ggml type " + std::to_string(*type) + " (known: 0 to " +
+                  std::to_string(std::size(kGgmlTypes) - 1) + ")");
+    }
+    if (!g->format) {
+      return Fail(what + ": ggml type " + std::to_string(*type) + " (" + std::string(g->name) +
+                  ") was removed from GGUF by ggml; convert the model again");
+    }
+    t.format = *g->format;
+    auto offset = Int<uint64_t>(what + ": offset");
+    if (!offset) return std::unexpected(offset.error());
+    t.offset = *offset;
+    return Size(std::move(t), what, *g);
+  }
+
+  // n_dims and the dims, whose product must fit 63 bits.
+  Result<void> ReadDims(TensorInfo& t, const std::string& what) {
     auto n_dims = Int<uint32_t>(what + ": n_dims");
     if (!n_dims) return std::unexpected(n_dims.error());
     if (*n_dims > kMaxDims) {
@@ -443,23 +506,7 @@ class Parser {
       t.ne.push_back(static_cast<int64_t>(*ne));
     }
     t.elements = elements;
-    auto type = Int<uint32_t>(what + ": ggml type");
-    if (!type) return std::unexpected(type.error());
-    t.ggml_type = *type;
-    const GgmlType* g = FindGgmlType(*type);
-    if (g == nullptr) {
-      return Fail(what + ": unknown ggml type " + std::to_string(*type) + " (known: 0 to " +
-                  std::to_string(std::size(kGgmlTypes) - 1) + ")");
-    }
-    if (!g->format) {
-      return Fail(what + ": ggml type " + std::to_string(*type) + " (" + std::string(g->name) +
-                  ") was removed from GGUF by ggml; convert the model again");
-    }
-    t.format = *g->format;
-    auto offset = Int<uint64_t>(what + ": offset");
-    if (!offset) return std::unexpected(offset.error());
-    t.offset = *offset;
-    return Size(std::move(t), what, *g);
+    return {};
   }
 
   // The tensor's bytes: ne0 whole blocks of its type, times the other dims.

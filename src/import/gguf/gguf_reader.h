@@ -26,7 +26,10 @@
 // fits 63 bits, known ggml types, ne0 a multiple of the type's block, names unique, non-empty,
 // valid UTF-8 and at most 64 bytes (keys 65535), general.alignment a u32 power of two, offsets
 // aligned, tensors inside the file and not overlapping. A header past kMaxHeaderBytes is
-// refused. Errors name the file and what is wrong ("model.gguf: tensor 3 'blk.0.attn_q.weight':
+// refused. Every array element is read and checked, but an array keeps at most
+// kMaxArrayElements of them (its `count` is the whole length): the long arrays are tokenizer
+// vocabularies, whose values opscope never reads, and a u8 array held as variants would take
+// forty times its bytes. Errors name the file and what is wrong ("model.gguf: tensor 3 'blk.0.attn_q.weight':
 // ne0 = 100 is not a multiple of q4_K's 256-element block").
 #pragma once
 
@@ -45,7 +48,8 @@ namespace opscope::import::gguf {
 
 inline constexpr uint32_t kMagic = 0x46554747;           // "GGUF" read as a little-endian u32
 inline constexpr uint64_t kDefaultAlignment = 32;        // GGUF_DEFAULT_ALIGNMENT
-inline constexpr uint64_t kMaxHeaderBytes = uint64_t{1} << 30;  // real headers are < 64 MiB
+inline constexpr uint64_t kMaxHeaderBytes = uint64_t{1} << 29;  // real headers are < 64 MiB
+inline constexpr uint64_t kMaxArrayElements = uint64_t{1} << 16;
 inline constexpr size_t kMaxKeyBytes = 65535;
 inline constexpr size_t kMaxTensorNameBytes = 64;
 inline constexpr uint32_t kMaxDims = 4;                  // GGML_MAX_DIMS
@@ -63,7 +67,8 @@ struct Value {
   ValueType type = ValueType::kUint8;
   Scalar scalar;                      // everything but arrays
   ValueType element = ValueType::kUint8;  // arrays: the elements' type
-  std::vector<Scalar> array;          // arrays: the elements
+  uint64_t count = 0;                 // arrays: the length in the file
+  std::vector<Scalar> array;          // arrays: the first min(count, kMaxArrayElements)
 
   // An integer of any integer type (bools are not integers); nullopt for other types or an
   // unsigned value above INT64_MAX.

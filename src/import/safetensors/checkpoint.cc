@@ -102,6 +102,26 @@ uint64_t Parameters(const CheckpointTensor& t, const std::map<std::string, const
   return t.elements;
 }
 
+// Each tensor's role, owner and parameters.
+void Classify(Checkpoint& c) {
+  std::map<std::string, const CheckpointTensor*> by_name;
+  for (const CheckpointTensor& t : c.tensors) by_name.emplace(t.name, &t);
+  bool int4_assumed = false;
+  for (CheckpointTensor& t : c.tensors) {
+    t.role = ClassifyTensor(t.name, *t.dtype, &t.owner);
+    // compressed-tensors names its packed weight `.weight_packed`.
+    if (t.owner.ends_with(".weight") && !by_name.contains(t.owner) &&
+        by_name.contains(t.owner + "_packed")) {
+      t.owner += "_packed";
+    }
+    t.parameters = t.role == TensorRole::kParameter ? Parameters(t, by_name, int4_assumed) : 0;
+  }
+  if (int4_assumed) {
+    c.assumptions.push_back("INT32-packed weights (.qweight, .weight_packed) hold eight 4-bit "
+                            "parameters per element");
+  }
+}
+
 // Builds the table; `index` (tensor -> shard file name) filters and checks it when given.
 Result<Checkpoint> Assemble(std::string origin, std::vector<SafetensorsFile> shards,
                             const std::map<std::string, std::string>* index,
@@ -149,22 +169,7 @@ Result<Checkpoint> Assemble(std::string origin, std::vector<SafetensorsFile> sha
                          "model.safetensors.index.json and are not loaded: " + unindexed.front() +
                          (unindexed.size() > 1 ? ", ..." : ""));
   }
-  std::map<std::string, const CheckpointTensor*> by_name;
-  for (const CheckpointTensor& t : c.tensors) by_name.emplace(t.name, &t);
-  bool int4_assumed = false;
-  for (CheckpointTensor& t : c.tensors) {
-    t.role = ClassifyTensor(t.name, *t.dtype, &t.owner);
-    // compressed-tensors names its packed weight `.weight_packed`.
-    if (t.owner.ends_with(".weight") && !by_name.contains(t.owner) &&
-        by_name.contains(t.owner + "_packed")) {
-      t.owner += "_packed";
-    }
-    t.parameters = t.role == TensorRole::kParameter ? Parameters(t, by_name, int4_assumed) : 0;
-  }
-  if (int4_assumed) {
-    c.assumptions.push_back("INT32-packed weights (.qweight, .weight_packed) hold eight 4-bit "
-                            "parameters per element");
-  }
+  Classify(c);
   return c;
 }
 

@@ -307,10 +307,12 @@ std::optional<std::string> GraphWeightName(const hf::ModelSpec& spec, std::strin
   return LayerWeightName(spec, layer, n.substr(dot + 1));
 }
 
-CheckpointComparison CompareWithGraph(const Checkpoint& checkpoint, const hf::ModelSpec& spec,
-                                      const ir::Graph& graph) {
-  CheckpointComparison out;
-  std::map<std::string, size_t> index;  // graph weight -> out.weights
+namespace {
+
+// One entry per graph weight, in graph order, with its element count.
+std::vector<GraphWeightSource> GraphWeights(const ir::Graph& graph,
+                                            std::map<std::string, size_t>& index) {
+  std::vector<GraphWeightSource> out;
   for (const ir::Tensor& t : graph.tensors) {
     if (t.role != ir::Role::kWeight) continue;
     GraphWeightSource w;
@@ -320,9 +322,39 @@ CheckpointComparison CompareWithGraph(const Checkpoint& checkpoint, const hf::Mo
       const uint64_t v = d.IsConstant() && d.constant() >= 0 ? static_cast<uint64_t>(d.constant()) : 0;
       w.graph_elements = CheckedMul(w.graph_elements, v).value_or(UINT64_MAX);
     }
-    index.emplace(t.name, out.weights.size());
-    out.weights.push_back(std::move(w));
+    index.emplace(t.name, out.size());
+    out.push_back(std::move(w));
   }
+  return out;
+}
+
+// The warnings: element mismatches, then unexpected tensors, then missing weights.
+void Summarize(CheckpointComparison& out) {
+  for (const GraphWeightSource& w : out.weights) {
+    if (!w.tensors.empty() && w.parameters != w.graph_elements) {
+      out.warnings.push_back("weight '" + w.graph_name + "' has " +
+                             std::to_string(w.graph_elements) + " elements in the model, " +
+                             std::to_string(w.parameters) + " in the checkpoint (" +
+                             List(w.tensors, 4) + ")");
+    }
+  }
+  if (!out.unexpected.empty()) {
+    out.warnings.push_back(std::to_string(out.unexpected.size()) + " checkpoint tensor(s) the "
+                           "model does not expect: " + List(out.unexpected, 8));
+  }
+  if (!out.missing.empty()) {
+    out.warnings.push_back(std::to_string(out.missing.size()) + " weight(s) of the model missing "
+                           "from the checkpoint: " + List(out.missing, 8));
+  }
+}
+
+}  // namespace
+
+CheckpointComparison CompareWithGraph(const Checkpoint& checkpoint, const hf::ModelSpec& spec,
+                                      const ir::Graph& graph) {
+  CheckpointComparison out;
+  std::map<std::string, size_t> index;  // graph weight -> out.weights
+  out.weights = GraphWeights(graph, index);
   std::map<std::string, Parts> parts;
   for (const CheckpointTensor& t : checkpoint.tensors) {
     const bool metadata = t.role != TensorRole::kParameter;
@@ -350,21 +382,8 @@ CheckpointComparison CompareWithGraph(const Checkpoint& checkpoint, const hf::Mo
     }
     w.format = StoredFormat(parts[w.graph_name], w.note);
     if (w.format) out.weight_formats.emplace(w.graph_name, *w.format);
-    if (w.parameters != w.graph_elements) {
-      out.warnings.push_back("weight '" + w.graph_name + "' has " +
-                             std::to_string(w.graph_elements) + " elements in the model, " +
-                             std::to_string(w.parameters) + " in the checkpoint (" +
-                             List(w.tensors, 4) + ")");
-    }
   }
-  if (!out.unexpected.empty()) {
-    out.warnings.push_back(std::to_string(out.unexpected.size()) + " checkpoint tensor(s) the "
-                           "model does not expect: " + List(out.unexpected, 8));
-  }
-  if (!out.missing.empty()) {
-    out.warnings.push_back(std::to_string(out.missing.size()) + " weight(s) of the model missing "
-                           "from the checkpoint: " + List(out.missing, 8));
-  }
+  Summarize(out);
   return out;
 }
 

@@ -117,6 +117,27 @@ class HeaderParser {
     if (t.dtype == nullptr) {
       return Fail(what + ": unknown dtype \"" + std::string(dtype.substr(0, 32)) + "\"");
     }
+    if (auto ok = Shape(object, what, t); !ok) return std::unexpected(ok.error());
+    if (auto ok = Offsets(object, what, t); !ok) return std::unexpected(ok.error());
+    // bytes = elements · bits / 8, whole bytes only.
+    const uint64_t elements = t.elements;
+    const unsigned __int128 bits =
+        static_cast<unsigned __int128>(elements) * static_cast<uint64_t>(t.dtype->bits);
+    if (bits % 8 != 0) {
+      return Fail(what + ": " + std::to_string(elements) + " elements of " +
+                  std::string(t.dtype->name) + " are not a whole number of bytes");
+    }
+    t.bytes = static_cast<uint64_t>(bits / 8);
+    if (t.bytes != t.end - t.begin) {
+      return Fail(what + ": dtype " + std::string(t.dtype->name) + " and shape " +
+                  ShapeText(t.shape) + " make " + std::to_string(t.bytes) +
+                  " bytes, data_offsets span " + std::to_string(t.end - t.begin));
+    }
+    return t;
+  }
+
+  // "shape": non-negative integers whose product fits 63 bits.
+  Result<void> Shape(simdjson::dom::object object, const std::string& what, TensorEntry& t) {
     simdjson::dom::array shape;
     if (object["shape"].get_array().get(shape) != simdjson::SUCCESS) {
       return Fail(what + ": 'shape' is missing or not a list");
@@ -135,6 +156,11 @@ class HeaderParser {
       t.shape.push_back(static_cast<int64_t>(v));
     }
     t.elements = elements;
+    return {};
+  }
+
+  // "data_offsets": [begin, end] with begin <= end.
+  Result<void> Offsets(simdjson::dom::object object, const std::string& what, TensorEntry& t) {
     simdjson::dom::array offsets;
     uint64_t bounds[2] = {0, 0};
     size_t n = 0;
@@ -150,20 +176,7 @@ class HeaderParser {
     }
     t.begin = bounds[0];
     t.end = bounds[1];
-    // bytes = elements · bits / 8, whole bytes only.
-    const unsigned __int128 bits =
-        static_cast<unsigned __int128>(elements) * static_cast<uint64_t>(t.dtype->bits);
-    if (bits % 8 != 0) {
-      return Fail(what + ": " + std::to_string(elements) + " elements of " +
-                  std::string(t.dtype->name) + " are not a whole number of bytes");
-    }
-    t.bytes = static_cast<uint64_t>(bits / 8);
-    if (t.bytes != t.end - t.begin) {
-      return Fail(what + ": dtype " + std::string(t.dtype->name) + " and shape " +
-                  ShapeText(t.shape) + " make " + std::to_string(t.bytes) +
-                  " bytes, data_offsets span " + std::to_string(t.end - t.begin));
-    }
-    return t;
+    return {};
   }
 
   // The tensors tile the data buffer, with no gap and no overlap.
