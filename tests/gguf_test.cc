@@ -256,10 +256,21 @@ TEST(GgufReader, HostileFieldsAreNamedErrors) {
   cases.push_back({"tensor count", header(uint64_t{1} << 62, 0), 0,
                    "header claims 0 metadata keys and 4611686018427387904 tensors"});
   cases.push_back({"key count", header(0, ~uint64_t{0}), 0, "metadata keys and 0 tensors, more"});
+  // A sparse file claiming 64 GiB: the counts must still fit the header's 512 MiB limit
+  // (fuzz_gguf found a billion keys reserved up front).
+  cases.push_back({"sparse key count", header(10753, 982'000'000), uint64_t{1} << 36,
+                   "header claims 982000000 metadata keys and 10753 tensors, more than the "
+                   "536870888 bytes"});
   {
     Writer w = header(0, 1);
     w.U64(~uint64_t{0});
     cases.push_back({"key length", w, 64, "metadata key 0: length 18446744073709551615 is above"});
+  }
+  {
+    // A 1 GiB string in a sparse 64 GiB file: read until the bytes end, never allocated whole.
+    Writer w = header(0, 1);
+    w.Str("k").U32(8).U64(uint64_t{1} << 30);
+    cases.push_back({"sparse string", w, uint64_t{1} << 36, "'k' at byte 45 could not be read"});
   }
   {
     Writer w = header(0, 1);
@@ -597,6 +608,7 @@ TEST(GgufModel, BadMetadataIsANamedError) {
   per_layer.type = ValueType::kArray;
   per_layer.element = ValueType::kUint32;
   per_layer.array = {uint64_t{128}, uint64_t{64}};
+  per_layer.count = 2;
   EXPECT_EQ(with("llama.feed_forward_length", per_layer),
             origin + "metadata 'llama.feed_forward_length': differs between layers (128 and 64), "
                      "which opscope's model does not describe");

@@ -107,8 +107,8 @@ class Keys {
                                          int64_t num_layers) const {
     const Value* v = Find(suffix);
     if (v == nullptr || v->type != ValueType::kArray) return Int(suffix);
-    if (static_cast<int64_t>(v->array.size()) != num_layers) {
-      return Fail(suffix, "has " + std::to_string(v->array.size()) + " entries, block_count is " +
+    if (v->count != static_cast<uint64_t>(num_layers)) {  // then all are kept (≤ 1024)
+      return Fail(suffix, "has " + std::to_string(v->count) + " entries, block_count is " +
                               std::to_string(num_layers));
     }
     std::optional<int64_t> value;

@@ -186,6 +186,11 @@ uint64_t MinValueBytes(ValueType t) {
   return 1;
 }
 
+// Counts are checked against the bytes left, which a sparse file can claim without holding;
+// storage grows with what is actually read past this many entries.
+constexpr uint64_t kReserveLimit = 4096;
+constexpr uint64_t kStringPiece = uint64_t{1} << 20;
+
 bool KnownValueType(uint32_t t) { return t <= static_cast<uint32_t>(ValueType::kFloat64); }
 
 class Parser {
@@ -264,8 +269,17 @@ class Parser {
                   " bytes at byte " + std::to_string(pos_) + " runs past the end of the file (" +
                   std::to_string(file_bytes_) + " bytes)");
     }
-    std::string s(static_cast<size_t>(*len), '\0');
-    if (auto ok = Take(s.data(), *len, what); !ok) return std::unexpected(ok.error());
+    // Read in pieces: a sparse file can claim more bytes than it holds, so storage grows
+    // with what is read, not with the claim.
+    std::string s;
+    s.reserve(static_cast<size_t>(std::min<uint64_t>(*len, kStringPiece)));
+    char piece[4096];
+    for (uint64_t left = *len; left > 0;) {
+      const uint64_t n = std::min<uint64_t>(left, sizeof piece);
+      if (auto ok = Take(piece, n, what); !ok) return std::unexpected(ok.error());
+      s.append(piece, static_cast<size_t>(n));
+      left -= n;
+    }
     return s;
   }
 
@@ -302,10 +316,11 @@ class Parser {
     auto need_keys = CheckedMul(*keys, 14);
     auto need_tensors = CheckedMul(*tensors, 25);
     auto need = need_keys && need_tensors ? CheckedAdd(*need_keys, *need_tensors) : std::nullopt;
-    if (!need || *need > Left()) {
+    const uint64_t room = std::min(Left(), kMaxHeaderBytes - pos_);
+    if (!need || *need > room) {
       return Fail("header claims " + std::to_string(*keys) + " metadata keys and " +
-                  std::to_string(*tensors) + " tensors, more than the " +
-                  std::to_string(Left()) + " bytes after it can hold");
+                  std::to_string(*tensors) + " tensors, more than the " + std::to_string(room) +
+                  " bytes after it can hold");
     }
     key_count_ = *keys;
     tensor_count_ = *tensors;
@@ -392,7 +407,7 @@ class Parser {
                   std::to_string(Left()) + " bytes left in the file hold");
     }
     v.count = *count;
-    v.array.reserve(static_cast<size_t>(std::min(*count, kMaxArrayElements)));
+    v.array.reserve(static_cast<size_t>(std::min(*count, kReserveLimit)));
     const std::string element_what = what + ": array element";
     for (uint64_t i = 0; i < *count; ++i) {
       if (i >= kMaxArrayElements) {
@@ -421,7 +436,7 @@ class Parser {
 
   Result<void> Metadata(GgufFile& out) {
     std::map<std::string, uint64_t, std::less<>> seen;
-    out.metadata.reserve(static_cast<size_t>(key_count_));
+    out.metadata.reserve(static_cast<size_t>(std::min<uint64_t>(key_count_, kReserveLimit)));
     for (uint64_t i = 0; i < key_count_; ++i) {
       const std::string item = "metadata key " + std::to_string(i);
       auto key = String(kMaxKeyBytes, item);
@@ -525,7 +540,7 @@ class Parser {
 
   Result<void> TensorInfos(GgufFile& out) {
     std::map<std::string, uint64_t, std::less<>> seen;
-    out.tensors.reserve(static_cast<size_t>(tensor_count_));
+    out.tensors.reserve(static_cast<size_t>(std::min<uint64_t>(tensor_count_, kReserveLimit)));
     for (uint64_t i = 0; i < tensor_count_; ++i) {
       auto t = ReadTensorInfo(i);
       if (!t) return std::unexpected(t.error());

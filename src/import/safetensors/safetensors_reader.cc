@@ -184,8 +184,9 @@ class HeaderParser {
     const uint64_t buffer = out_.file_bytes - out_.DataOffset();
     std::vector<size_t> order(out_.tensors.size());
     std::iota(order.begin(), order.end(), size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return out_.tensors[a].begin < out_.tensors[b].begin;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const TensorEntry &x = out_.tensors[a], &y = out_.tensors[b];
+      return x.begin != y.begin ? x.begin < y.begin : a < b;  // header order among equals
     });
     uint64_t at = 0;
     const TensorEntry* prev = nullptr;
