@@ -155,7 +155,7 @@ struct Context {
   std::unexpected<Error> Fail(const std::string& why) const {
     return MakeError(head.origin + ": " + why);
   }
-  // The first layer with a tensor named `rest` (for biases and norms llama.cpp finds per layer).
+  // Whether any layer has a tensor named `rest` (biases and norms llama.cpp finds per layer).
   bool AnyLayerHas(std::string_view rest) const {
     for (int64_t i = 0; i < spec.num_layers(); ++i) {
       if (tensors.HasLayer(i, rest)) return true;
