@@ -63,6 +63,21 @@ TEST(FormatTest, EveryFormatsByteFormula) {
       {"q4_k", n / 256 * 144},
       {"q5_k", n / 256 * 176},
       {"q6_k", n / 256 * 210},
+      // The rest of ggml's types: bytes per block from ggml-common.h's block_* structs.
+      {"q8_1", n / 32 * 36},       // f16 d, f16 s, 32 int8
+      {"q8_k", n / 256 * 292},     // f32 d, 256 int8, 16 int16 sums
+      {"iq2_xxs", n / 256 * 66},   // f16 d, 32 uint16
+      {"iq2_xs", n / 256 * 74},    // f16 d, 32 uint16, 8 scales
+      {"iq2_s", n / 256 * 82},     // f16 d, 64 qs, 8 qh, 8 scales
+      {"iq3_xxs", n / 256 * 98},   // f16 d, 96 qs
+      {"iq3_s", n / 256 * 110},    // f16 d, 64 qs, 8 qh, 32 signs, 4 scales
+      {"iq1_s", n / 256 * 50},     // f16 d, 32 qs, 8 uint16 qh
+      {"iq1_m", n / 256 * 56},     // 32 qs, 16 qh, 8 scales
+      {"iq4_xs", n / 256 * 136},   // f16 d, uint16 scales_h, 4 scales_l, 128 qs
+      {"tq1_0", n / 256 * 54},     // 48 qs (5 trits a byte), 4 qh, f16 d
+      {"tq2_0", n / 256 * 66},     // 64 qs, f16 d
+      {"q1_0", n / 128 * 18},      // f16 d, 16 bytes of bits
+      {"nvfp4_ggml", n / 64 * 36}, // 4 e4m3 scales, 32 bytes of e2m1
   };
   std::set<std::string> covered;
   for (const Row& row : rows) {

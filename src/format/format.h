@@ -38,7 +38,7 @@ inline constexpr FormatInfo kFormats[] = {
 #undef OPSCOPE_FORMAT
 };
 inline constexpr int kNumFormats = static_cast<int>(sizeof(kFormats) / sizeof(kFormats[0]));
-static_assert(kNumFormats == static_cast<int>(Format::kQ6K) + 1,
+static_assert(kNumFormats == static_cast<int>(Format::kNvfp4Ggml) + 1,
               "formats.def and the Format enum must have the same rows");
 
 inline const FormatInfo& Info(Format f) { return kFormats[static_cast<int>(f)]; }
