@@ -189,13 +189,30 @@ void FitAllReduceRows(DeviceData& data, DeviceProfile& entry, const CalibrateOpt
   entry.collectives.insert(entry.collectives.begin(), fitted.begin(), fitted.end());
 }
 
+// Memory-bound kernels other than GEMVs (norms, elementwise, RoPE, copies) have no kernel
+// table: an entry without its own memory class gets the fitted bf16 GEMM's overhead and
+// achieved bandwidth (a GEMV streams its weights once, as they stream their tensors).
+void AddDerivedMemoryClass(DeviceProfile& entry) {
+  if (entry.Find(KernelClass::kMemory, "default") != nullptr) return;
+  const KernelParams* gemm = entry.Find(KernelClass::kGemm, "bf16");
+  if (gemm == nullptr) return;
+  KernelParams m;
+  m.cls = KernelClass::kMemory;
+  m.variant = "default";
+  m.overhead_s = gemm->overhead_s;
+  m.bandwidth_efficiency = gemm->bandwidth_efficiency;
+  m.overlap = 1;
+  Replace(entry, m);
+}
+
 std::string FittedSource(const DeviceData& data, const std::string& engine,
                          const std::string& base_source) {
   std::string s = std::string(kFittedPrefix) + " by 'opscope calibrate --engine " + engine +
                   "' (scripts/fit-profiles.sh) to " + std::to_string(data.measurements) +
                   " kernel measurements on " + data.device.name +
                   " from data/calibration/ (NVIDIA aiconfigurator perf database, Apache-2.0; "
-                  "data/calibration/README.md)";
+                  "data/calibration/README.md); the memory class (no kernel table) takes the "
+                  "fitted bf16 GEMM's overhead_s and bandwidth_efficiency unless given";
   if (!base_source.empty()) s += "; " + base_source;
   return s;
 }
@@ -240,6 +257,7 @@ Result<Calibration> Calibrate(const std::vector<MeasurementFile>& files, const E
       Replace(entry, std::move(k));
     }
     FitAllReduceRows(data, entry, options, out.rows, out.residuals);
+    AddDerivedMemoryClass(entry);
     entry.basis = "fitted";
     entry.source = FittedSource(data, base.engine, base_source);
   }

@@ -72,17 +72,20 @@ std::string GemmVariant(Format activation, Format weight) {
       if (w.bits <= 4) return "w4a8";
       return w.block_rows > 1 || a.block == 128 ? "fp8_block" : "fp8";
     case MmaClass::kInt8: return "int8";
+    case MmaClass::kFp64:
     case MmaClass::kFp32:
     case MmaClass::kTf32:
-    case MmaClass::kFp64: return "fp32";
     case MmaClass::kFp16:
     case MmaClass::kBf16:
-    case MmaClass::kNone:
-      if (w.bits <= 4) return "w4a16";
-      if (w.bits <= 8) return "w8a16";
-      return cls == MmaClass::kFp16 ? "fp16" : "bf16";
+    case MmaClass::kNone: break;
   }
-  return "bf16";
+  // Wide activations: weight-only quantization first (GGUF, int4 groups, fp4 or fp8 weights
+  // under 16-bit activations), then the activation's own type.
+  if (w.bits <= 4) return "w4a16";
+  if (w.bits <= 8) return "w8a16";
+  if (cls == MmaClass::kFp16) return "fp16";
+  if (cls == MmaClass::kBf16) return "bf16";
+  return "fp32";
 }
 
 std::string AttentionVariant(Format kv_cache) {

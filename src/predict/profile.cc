@@ -6,7 +6,7 @@
 //    "overheads": {"step_s", "sampling_s", "launch_s", "source"},
 //    "fused_ops": ["Add", ...],                    optional op kind names
 //    "devices": [{"device": "h100-sxm", "applies_to": [...], "basis": "fitted",
-//                 "source": "...",
+//                 "source": "...", "chunked_prefill_tokens": 8192,   optional
 //                 "kernels": [{"class", "variant", "overhead_s", "bandwidth_efficiency",
 //                              "compute_efficiency", "overlap", "tile_m", "tile_n",
 //                              "wave_exponent", "wave_latency_s", "fit": {...}}],
@@ -378,6 +378,8 @@ std::optional<Error> ReadDevice(element v, const std::string& outer, DeviceProfi
   r.Field("applies_to", false, r.Strings("applies_to", d.applies_to));
   r.Field("basis", true, r.String("basis", true, d.basis));
   r.Field("source", true, r.String("source", true, d.source));
+  r.Field("chunked_prefill_tokens", false,
+          r.Integer("chunked_prefill_tokens", 0, 1000000000, d.chunked_prefill_tokens));
   r.Field("kernels", false, ListOf(context, "kernels", d.kernels, ReadKernel));
   r.Field("collectives", false, ListOf(context, "collectives", d.collectives, ReadCollective));
   if (auto error = r.Read(v)) return error;
@@ -520,6 +522,11 @@ Result<EngineProfile> ResolveEngineProfile(std::string_view name_or_path) {
   return **p;
 }
 
+int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& device) {
+  return device.chunked_prefill_tokens > 0 ? device.chunked_prefill_tokens
+                                           : profile.defaults.chunked_prefill_tokens;
+}
+
 Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
                                                const device::Device& device) {
   for (const DeviceProfile& d : profile.devices) {
@@ -532,7 +539,7 @@ Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
     if (d.device == "*") return &d;
   }
   if (profile.transparent) {
-    static const DeviceProfile kTransparent{"*", {}, "derived", "transparent profile", {}, {}};
+    static const DeviceProfile kTransparent{"*", {}, "derived", "transparent profile", 0, {}, {}};
     return &kTransparent;
   }
   std::string known;
@@ -626,6 +633,9 @@ std::string DeviceJson(const DeviceProfile& d) {
   std::string s = "    {\"device\": " + Quote(d.device) + ",\n";
   if (!d.applies_to.empty()) s += "     \"applies_to\": " + StringList(d.applies_to) + ",\n";
   s += "     \"basis\": " + Quote(d.basis) + ",\n     \"source\": " + Quote(d.source) + ",\n";
+  if (d.chunked_prefill_tokens > 0) {
+    s += "     \"chunked_prefill_tokens\": " + std::to_string(d.chunked_prefill_tokens) + ",\n";
+  }
   s += "     \"kernels\": [";
   for (size_t i = 0; i < d.kernels.size(); ++i) {
     s += (i ? ",\n        " : "\n        ") + KernelJson(d.kernels[i]);

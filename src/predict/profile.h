@@ -104,6 +104,9 @@ struct DeviceProfile {
   std::vector<std::string> applies_to;  // further device ids this entry serves
   std::string basis;                    // "fitted", "public", "derived"
   std::string source;
+  // The engine's default chunk of prompt tokens per step on this device, where it differs
+  // from the engine's default (vLLM and SGLang size it by device memory); 0: the engine's.
+  int64_t chunked_prefill_tokens = 0;
   std::vector<KernelParams> kernels;
   std::vector<CollectiveParams> collectives;
 
@@ -158,6 +161,10 @@ const std::vector<EngineProfile>& BuiltinProfiles();
 Result<const EngineProfile*> FindBuiltinProfile(std::string_view engine);
 // --engine: a path ending in .json loads the file, anything else is a built-in id.
 Result<EngineProfile> ResolveEngineProfile(std::string_view name_or_path);
+
+// The chunk of prompt tokens per step the engine uses on a device entry by default (0: no
+// chunked prefill).
+int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& device);
 
 // The entry of `profile` for `device`: the entry naming the id, else one that lists it in
 // applies_to, else the "*" entry; an error naming the engine and the device otherwise.
