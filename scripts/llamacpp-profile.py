@@ -80,7 +80,7 @@ def main():
         if not members:
             del entries[-1]["applies_to"]
     profile = {k: base[k] for k in ("schema_version", "engine", "description", "version",
-                                     "defaults", "overheads", "fused_ops")}
+                                     "defaults", "overheads", "fused_ops", "default_for")}
     profile["devices"] = entries
     with open(os.path.join(root, "data", "engines", "llama.cpp.json"), "w") as f:
         json.dump(profile, f, indent=1)

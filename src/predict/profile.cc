@@ -5,6 +5,7 @@
 //    "defaults": {"kv_dtype", "chunked_prefill_tokens", "cuda_graphs", "source"},
 //    "overheads": {"step_s", "sampling_s", "launch_s", "source"},
 //    "fused_ops": ["Add", ...],                    optional op kind names
+//    "default_for": ["m4-max", ...],               optional device ids (DefaultEngine)
 //    "devices": [{"device": "h100-sxm", "applies_to": [...], "basis": "fitted",
 //                 "source": "...", "chunked_prefill_tokens": 8192,   optional
 //                 "kernels": [{"class", "variant", "overhead_s", "bandwidth_efficiency",
@@ -479,6 +480,7 @@ Result<EngineProfile> ParseEngineProfile(std::string_view json_text, std::string
   r.Field("defaults", true, [&](element v) { return ReadDefaults(v, context, p.defaults); });
   r.Field("overheads", true, [&](element v) { return ReadOverheads(v, context, p.overheads); });
   r.Field("fused_ops", false, r.Strings("fused_ops", p.fused_ops));
+  r.Field("default_for", false, r.Strings("default_for", p.default_for));
   r.Field("devices", true, ListOf(context, "devices", p.devices, ReadDevice));
   if (auto error = r.Read(root)) return std::unexpected(*error);
   if (auto error = CheckProfile(p, context)) return std::unexpected(*error);
@@ -553,6 +555,11 @@ Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
 }
 
 std::string_view DefaultEngine(const device::Device& device) {
+  for (const EngineProfile& p : BuiltinProfiles()) {
+    if (std::find(p.default_for.begin(), p.default_for.end(), device.name) != p.default_for.end()) {
+      return p.engine;
+    }
+  }
   for (std::string_view engine : {std::string_view("vllm"), std::string_view("llama.cpp")}) {
     auto p = FindBuiltinProfile(engine);
     if (!p) continue;
@@ -666,6 +673,7 @@ std::string EngineProfileJson(const EngineProfile& p) {
        ", \"launch_s\": " + Num(p.overheads.launch_s) +
        ",\n    \"source\": " + Quote(p.overheads.source) + "},\n";
   s += "  \"fused_ops\": " + StringList(p.fused_ops) + ",\n";
+  if (!p.default_for.empty()) s += "  \"default_for\": " + StringList(p.default_for) + ",\n";
   s += "  \"devices\": [";
   for (size_t i = 0; i < p.devices.size(); ++i) {
     s += (i ? ",\n" : "\n") + DeviceJson(p.devices[i]);

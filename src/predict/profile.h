@@ -142,6 +142,8 @@ struct EngineProfile {
   EngineDefaults defaults;
   StepOverheads overheads;
   std::vector<std::string> fused_ops;  // op kinds the engine fuses into a neighbour kernel
+  // Devices this engine is the default for when the user names none (DefaultEngine).
+  std::vector<std::string> default_for;
   std::vector<DeviceProfile> devices;
 };
 
@@ -171,8 +173,10 @@ int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& 
 Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
                                                const device::Device& device);
 
-// The engine a device gets when the user names none: the first of vllm, llama.cpp with an
-// entry for the device, else roofline.
+// The engine a device gets when the user names none: the built-in profile whose default_for
+// lists it (llama.cpp for Apple, GeForce, Jetson and GB10 parts), else vllm where it has an
+// entry for the device (NVIDIA and AMD datacenter GPUs), else llama.cpp where it has one,
+// else roofline (TPUs, Gaudi).
 std::string_view DefaultEngine(const device::Device& device);
 
 // The profile as JSON (the layout ParseEngineProfile reads), deterministic: numbers with
