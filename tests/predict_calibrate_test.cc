@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -267,6 +270,62 @@ TEST(Calibrate, NothingToFitIsAnError) {
   auto c = Calibrate({}, *base, {});
   ASSERT_FALSE(c.has_value());
   EXPECT_EQ(c.error().message, "no measurements to fit for engine 'vllm'");
+}
+
+// ---- The held-out end-to-end measurements -----------------------------------------------------
+
+// A quoted-CSV line split into fields ("a,b" stays one field).
+std::vector<std::string> SplitQuoted(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> ReadCsv(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) rows.push_back(SplitQuoted(line));
+  }
+  return rows;
+}
+
+// Every row cites its source and names a known engine, device and metric; none repeats a
+// llama.cpp scoreboard row the llama.cpp profile was computed from (a fit input).
+TEST(E2eMeasurements, CitedKnownAndNeverAFitInput) {
+  const auto rows = ReadCsv(kSource + "/tests/data/e2e_measurements.csv");
+  ASSERT_GT(rows.size(), 30u);
+  const std::vector<std::string>& header = rows[0];
+  ASSERT_EQ(header.size(), 14u);
+  EXPECT_EQ(header.back(), "source");
+  std::set<std::pair<std::string, std::string>> fit_inputs;  // (device, model)
+  for (const auto& r : ReadCsv(kSource + "/data/engines/inputs/llama.cpp-scoreboard.csv")) {
+    if (r.size() > 2) fit_inputs.insert({r[0], r[2]});
+  }
+  const std::set<std::string> metrics = {"tokens_per_s_per_user", "prefill_tokens_per_s",
+                                         "e2e_s"};
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    ASSERT_EQ(r.size(), header.size()) << "row " << i;
+    EXPECT_TRUE(FindBuiltinProfile(r[0]).has_value()) << r[0];
+    EXPECT_TRUE(device::FindBuiltinDevice(r[2]).has_value()) << r[2];
+    EXPECT_TRUE(metrics.count(r[10])) << r[10];
+    EXPECT_GT(std::stod(r[11]), 0) << "row " << i;
+    EXPECT_LE(std::stoi(r[9]), 16) << "concurrency ≤ 16, row " << i;
+    EXPECT_GE(r[13].size(), 20u) << "row " << i << " cites no source";
+    if (r[0] == "llama.cpp") {
+      EXPECT_FALSE(fit_inputs.count({r[2], r[5]})) << r[2] << " " << r[5];
+    }
+  }
 }
 
 }  // namespace
