@@ -250,6 +250,38 @@ TEST(PredictStep, NeverBelowTheRooflineOnRealStepGraphs) {
   EXPECT_GT(checked, 300u);
 }
 
+// A longer context or a larger batch never predicts a shorter decode step (more KV bytes,
+// more rows), for every fitted engine on its devices.
+TEST(PredictStep, DecodeStepGrowsWithContextAndBatch) {
+  for (std::string_view engine : {"trtllm", "vllm", "sglang", "llama.cpp"}) {
+    const EngineProfile& p = **FindBuiltinProfile(engine);
+    for (const DeviceProfile& entry : p.devices) {
+      const device::Device& dev = Device(entry.device);
+      for (const auto& [name, g] : Graphs()) {
+        double last = 0;
+        for (int64_t ctx : {128, 1024, 8192, 32768}) {
+          auto ledger = cost::BuildLedger(g.graph, Decode(4, ctx));
+          auto roof = roofline::Estimate(g.graph, *ledger, dev);
+          if (!roof) break;
+          const double t = PredictStep(g.graph, *ledger, *roof, dev, p)->step_time_s;
+          EXPECT_GE(t, last) << engine << " " << entry.device << " " << name << " ctx " << ctx;
+          last = t;
+        }
+        last = 0;
+        for (int64_t batch : {1, 2, 8, 32, 128}) {
+          auto ledger = cost::BuildLedger(g.graph, Decode(batch, 2048));
+          auto roof = roofline::Estimate(g.graph, *ledger, dev);
+          if (!roof) break;
+          const double t = PredictStep(g.graph, *ledger, *roof, dev, p)->step_time_s;
+          EXPECT_GE(t, last) << engine << " " << entry.device << " " << name << " batch "
+                             << batch;
+          last = t;
+        }
+      }
+    }
+  }
+}
+
 TEST(PredictStep, TransparentProfileIsTheRoofline) {
   const EngineProfile& roofline = **FindBuiltinProfile("roofline");
   for (const auto& [name, g] : Graphs()) {

@@ -60,65 +60,78 @@ double TotalCost(const LeastSquares& p, std::span<const double> theta,
 
 }  // namespace
 
+namespace {
+
+// The IRLS-weighted normal equations of one Levenberg–Marquardt iteration: soft-L1 weights
+// 1/√(1 + (r/c)²), the Jacobian by forward differences, the prior's terms on the diagonal.
+void NormalEquations(const LeastSquares& p, const std::vector<double>& theta,
+                     const std::vector<double>& r, std::vector<double>& a,
+                     std::vector<double>& g) {
+  const size_t n = p.params;
+  std::vector<double> jac(r.size() * n), trial, r_step;
+  for (size_t j = 0; j < n; ++j) {
+    trial = theta;
+    const double h = 1e-6 * std::max(1.0, std::abs(theta[j]));
+    trial[j] += h;
+    p.residuals(trial, r_step);
+    for (size_t i = 0; i < r.size(); ++i) jac[i * n + j] = (r_step[i] - r[i]) / h;
+  }
+  a.assign(n * n, 0.0);
+  g.assign(n, 0.0);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const double z = r[i] / p.loss_scale;
+    const double w = 1.0 / std::sqrt(1.0 + z * z);
+    for (size_t j = 0; j < n; ++j) {
+      const double wj = w * jac[i * n + j];
+      g[j] += wj * r[i];
+      for (size_t k = 0; k <= j; ++k) a[j * n + k] += wj * jac[i * n + k];
+    }
+  }
+  const double pw2 = p.prior_weight * p.prior_weight;
+  for (size_t j = 0; j < n; ++j) {
+    for (size_t k = 0; k < j; ++k) a[k * n + j] = a[j * n + k];
+    a[j * n + j] += pw2;
+    g[j] += pw2 * (theta[j] - p.prior[j]);
+  }
+}
+
+// Raises the damping until a step lowers the cost; false when none does.
+bool DampedStep(const LeastSquares& p, const std::vector<double>& theta,
+                const std::vector<double>& a, const std::vector<double>& g, double cost,
+                double& lambda, std::vector<double>& trial, std::vector<double>& r_trial,
+                double& trial_cost) {
+  const size_t n = p.params;
+  std::vector<double> delta, rhs(n);
+  for (size_t j = 0; j < n; ++j) rhs[j] = -g[j];
+  trial.resize(n);
+  for (; lambda < 1e10; lambda *= 4) {
+    std::vector<double> damped = a;
+    for (size_t j = 0; j < n; ++j) damped[j * n + j] += lambda * (a[j * n + j] + 1e-12);
+    if (!SolveLinear(damped, rhs, n, delta)) continue;
+    for (size_t j = 0; j < n; ++j) trial[j] = std::clamp(theta[j] + delta[j], -40.0, 40.0);
+    p.residuals(trial, r_trial);
+    trial_cost = TotalCost(p, trial, r_trial);
+    if (trial_cost < cost) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<double> SolveRobust(const LeastSquares& p, std::vector<double> theta,
                                 int max_iterations) {
-  const size_t n = p.params;
-  std::vector<double> r, r_step, trial(n), delta;
+  std::vector<double> r, a, g, trial, r_trial;
   p.residuals(theta, r);
   double cost = TotalCost(p, theta, r);
   double lambda = 1e-3;
-  std::vector<double> jac(r.size() * n);
   for (int iter = 0; iter < max_iterations; ++iter) {
-    // Jacobian by forward differences.
-    for (size_t j = 0; j < n; ++j) {
-      trial = theta;
-      const double h = 1e-6 * std::max(1.0, std::abs(theta[j]));
-      trial[j] += h;
-      p.residuals(trial, r_step);
-      for (size_t i = 0; i < r.size(); ++i) jac[i * n + j] = (r_step[i] - r[i]) / h;
-    }
-    // Normal equations of the IRLS-weighted problem: soft-L1 weights 1/√(1 + (r/c)²).
-    std::vector<double> a(n * n, 0.0), g(n, 0.0);
-    for (size_t i = 0; i < r.size(); ++i) {
-      const double z = r[i] / p.loss_scale;
-      const double w = 1.0 / std::sqrt(1.0 + z * z);
-      for (size_t j = 0; j < n; ++j) {
-        const double wj = w * jac[i * n + j];
-        g[j] += wj * r[i];
-        for (size_t k = 0; k <= j; ++k) a[j * n + k] += wj * jac[i * n + k];
-      }
-    }
-    const double pw2 = p.prior_weight * p.prior_weight;
-    for (size_t j = 0; j < n; ++j) {
-      for (size_t k = 0; k < j; ++k) a[k * n + j] = a[j * n + k];
-      a[j * n + j] += pw2;
-      g[j] += pw2 * (theta[j] - p.prior[j]);
-    }
-    bool improved = false;
-    double new_cost = cost;
-    while (lambda < 1e10) {
-      std::vector<double> damped = a;
-      for (size_t j = 0; j < n; ++j) damped[j * n + j] += lambda * (a[j * n + j] + 1e-12);
-      std::vector<double> rhs(n);
-      for (size_t j = 0; j < n; ++j) rhs[j] = -g[j];
-      if (!SolveLinear(damped, rhs, n, delta)) {
-        lambda *= 4;
-        continue;
-      }
-      for (size_t j = 0; j < n; ++j) trial[j] = std::clamp(theta[j] + delta[j], -40.0, 40.0);
-      p.residuals(trial, r_step);
-      new_cost = TotalCost(p, trial, r_step);
-      if (new_cost < cost) {
-        improved = true;
-        break;
-      }
-      lambda *= 4;
-    }
-    if (!improved) break;
-    const double gain = cost - new_cost;
+    NormalEquations(p, theta, r, a, g);
+    double trial_cost = cost;
+    if (!DampedStep(p, theta, a, g, cost, lambda, trial, r_trial, trial_cost)) break;
+    const double gain = cost - trial_cost;
     theta = trial;
-    r = r_step;
-    cost = new_cost;
+    r = r_trial;
+    cost = trial_cost;
     lambda = std::max(lambda / 3, 1e-9);
     if (gain < 1e-10 * (1 + cost)) break;
   }

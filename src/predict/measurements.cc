@@ -121,8 +121,8 @@ std::optional<std::string_view> EngineOfFolder(std::string_view folder) {
   return std::nullopt;
 }
 
-// Why a row is left out of a fit, or "" to keep it.
-std::string_view SkipReason(const Measurement& m) {
+// Why a row of a step no engine serves is left out of a fit, or "" to keep it.
+std::string_view ServedStepSkipReason(const Measurement& m) {
   if (m.kernel == MeasuredKernel::kAllReduce) {
     const auto backend = m.Text("backend");
     if ((backend && backend->ends_with("eager")) || m.kernel_source.ends_with("eager")) {
@@ -250,6 +250,100 @@ bool KnownColumn(std::string_view name) {
   return false;
 }
 
+// Reads one data row: its kernel, latency, shape columns, device and engine.
+struct RowReader {
+  const Header& header;
+  const KernelLayout* file_layout;  // nullptr: the row's `kernel` column names it
+  std::optional<std::string_view> folder_device, folder_engine;
+  const MeasurementOptions& options;
+
+  Result<Measurement> Read(const std::vector<std::string_view>& fields,
+                           const std::string& where) const {
+    if (fields.size() != header.names.size()) {
+      return MakeError(where + ": " + std::to_string(fields.size()) + " fields, the header has " +
+                       std::to_string(header.names.size()));
+    }
+    Measurement m;
+    m.origin = where;
+    const KernelLayout* layout = file_layout;
+    if (header.kernel >= 0) {
+      layout = LayoutByName(fields[header.kernel]);
+      if (layout == nullptr) {
+        return MakeError(where + ": unknown kernel '" + std::string(fields[header.kernel]) +
+                         "' (known: gemm, attention_context, attention_generation, mla_context, "
+                         "mla_generation, moe, all_reduce)");
+      }
+      if (auto error = CheckColumns(header, *layout, where)) return std::unexpected(*error);
+    }
+    m.kernel = layout->kernel;
+    const auto latency = ParseDouble(fields[header.latency]);
+    if (!latency || *latency <= 0) {
+      return MakeError(where + ": column '" + std::string(header.names[header.latency]) +
+                       "': expected a positive number, got '" +
+                       std::string(fields[header.latency]) + "'");
+    }
+    m.latency_s = *latency * header.latency_scale;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (static_cast<int>(i) != header.latency) {
+        m.values.emplace(std::string(header.names[i]), std::string(fields[i]));
+      }
+    }
+    if (auto error = CheckValues(m, *layout, where)) return std::unexpected(*error);
+    if (header.source >= 0) m.kernel_source = std::string(fields[header.source]);
+    return Identify(std::move(m), fields, where);
+  }
+
+  // The device: the row's own, else the calibration set's folder, else --device; the engine:
+  // the row's own, else the folder's, else the engine being fitted.
+  Result<Measurement> Identify(Measurement m, const std::vector<std::string_view>& fields,
+                               const std::string& where) const {
+    if (header.device >= 0 && !fields[header.device].empty()) {
+      m.device = std::string(fields[header.device]);
+    } else if (folder_device) {
+      m.device = std::string(*folder_device);
+    } else if (options.device) {
+      m.device = *options.device;
+    } else {
+      return MakeError(where + ": cannot tell the device (no 'device' column and not in a "
+                               "calibration-set folder): pass --device");
+    }
+    if (header.engine >= 0 && !fields[header.engine].empty()) {
+      m.engine = std::string(fields[header.engine]);
+    } else {
+      m.engine = folder_engine ? std::string(*folder_engine) : options.engine;
+    }
+    return m;
+  }
+
+  // Why a parsed row is not fitted ("" to fit it).
+  std::string SkipReason(const Measurement& m) const {
+    if (options.device && m.device != *options.device) {
+      return "rows of device '" + m.device + "' (--device " + *options.device + ")";
+    }
+    if (m.engine != options.engine && m.engine != "nccl") {
+      return "rows of engine '" + m.engine + "'";
+    }
+    return std::string(ServedStepSkipReason(m));
+  }
+
+  // Every required column holds a value: text for dtypes and distributions, a non-negative
+  // integer elsewhere.
+  static std::optional<Error> CheckValues(const Measurement& m, const KernelLayout& layout,
+                                          const std::string& where) {
+    for (std::string_view need : layout.required) {
+      if (need.empty()) continue;
+      const std::string_view v = *m.Text(need);
+      const bool text_column = need.ends_with("dtype") || need == "distribution";
+      if (v.empty() || (!text_column && (!m.Int(need) || *m.Int(need) < 0))) {
+        return Error{where + ": column '" + std::string(need) + "': expected " +
+                     (text_column ? "a value" : "a non-negative integer") + ", got '" +
+                     std::string(v) + "'"};
+      }
+    }
+    return std::nullopt;
+  }
+};
+
 }  // namespace
 
 Result<MeasurementFile> ParseMeasurements(std::string_view text, const std::string& path,
@@ -291,84 +385,20 @@ Result<MeasurementFile> ParseMeasurements(std::string_view text, const std::stri
   if (file_layout != nullptr) {
     if (auto error = CheckColumns(*header, *file_layout, path)) return std::unexpected(*error);
   }
-  // Device and engine from the calibration set's folders.
-  const std::optional<std::string_view> folder_device = DeviceOfGpuFolder(parts.grandparent);
-  const std::optional<std::string_view> folder_engine = EngineOfFolder(parts.parent);
+  const RowReader reader{*header, file_layout, DeviceOfGpuFolder(parts.grandparent),
+                         EngineOfFolder(parts.parent), options};
   std::map<std::string, size_t, std::less<>> skipped;
   size_t line_number = 1;
   while (next_line(line)) {
     ++line_number;
     if (line.empty()) continue;
-    const std::string where = path + ":" + std::to_string(line_number);
-    const std::vector<std::string_view> fields = SplitCsv(line);
-    if (fields.size() != header->names.size()) {
-      return MakeError(where + ": " + std::to_string(fields.size()) + " fields, the header has " +
-                       std::to_string(header->names.size()));
-    }
-    Measurement m;
-    m.origin = where;
-    const KernelLayout* layout = file_layout;
-    if (header->kernel >= 0) {
-      layout = LayoutByName(fields[header->kernel]);
-      if (layout == nullptr) {
-        return MakeError(where + ": unknown kernel '" + std::string(fields[header->kernel]) +
-                         "' (known: gemm, attention_context, attention_generation, mla_context, "
-                         "mla_generation, moe, all_reduce)");
-      }
-      if (auto error = CheckColumns(*header, *layout, where)) return std::unexpected(*error);
-    }
-    m.kernel = layout->kernel;
-    const auto latency = ParseDouble(fields[header->latency]);
-    if (!latency || *latency <= 0) {
-      return MakeError(where + ": column '" + std::string(header->names[header->latency]) +
-                       "': expected a positive number, got '" +
-                       std::string(fields[header->latency]) + "'");
-    }
-    m.latency_s = *latency * header->latency_scale;
-    for (size_t i = 0; i < fields.size(); ++i) {
-      if (static_cast<int>(i) == header->latency) continue;
-      m.values.emplace(std::string(header->names[i]), std::string(fields[i]));
-    }
-    for (std::string_view need : layout->required) {
-      if (need.empty()) continue;
-      const std::string_view v = *m.Text(need);
-      const bool text_column = need.ends_with("dtype") || need == "distribution";
-      if (v.empty() || (!text_column && (!m.Int(need) || *m.Int(need) < 0))) {
-        return MakeError(where + ": column '" + std::string(need) + "': expected " +
-                         (text_column ? "a value" : "a non-negative integer") + ", got '" +
-                         std::string(v) + "'");
-      }
-    }
-    if (header->source >= 0) m.kernel_source = std::string(fields[header->source]);
-    // The device: the row's own, else --device, else the folder's.
-    if (header->device >= 0 && !fields[header->device].empty()) {
-      m.device = std::string(fields[header->device]);
-    } else if (folder_device) {
-      m.device = std::string(*folder_device);
-    } else if (options.device) {
-      m.device = *options.device;
-    } else {
-      return MakeError(where + ": cannot tell the device (no 'device' column and not in a "
-                               "calibration-set folder): pass --device");
-    }
-    if (options.device && m.device != *options.device) {
-      ++skipped["rows of device '" + m.device + "' (--device " + *options.device + ")"];
+    auto m = reader.Read(SplitCsv(line), path + ":" + std::to_string(line_number));
+    if (!m) return std::unexpected(m.error());
+    if (const std::string reason = reader.SkipReason(*m); !reason.empty()) {
+      ++skipped[reason];
       continue;
     }
-    if (header->engine >= 0 && !fields[header->engine].empty()) {
-      m.engine = std::string(fields[header->engine]);
-    } else {
-      m.engine = folder_engine ? std::string(*folder_engine) : options.engine;
-    }
-    if (m.engine != options.engine && m.engine != "nccl") {
-      ++skipped["rows of engine '" + m.engine + "'"];
-      continue;
-    }
-    if (const std::string_view reason = SkipReason(m); !reason.empty()) {
-      ++skipped[std::string(reason)];
-      continue;
-    }
-    out.rows.push_back(std::move(m));
+    out.rows.push_back(std::move(*m));
   }
   for (const auto& [reason, count] : skipped) {
     out.skipped.push_back(path + ": " + std::to_string(count) + " rows skipped: " + reason);

@@ -216,22 +216,7 @@ void StepPredictor::FillParams(size_t i, const std::string& label) {
   }
   switch (Info(n.cls).kind) {
     case KernelKind::kNoKernel: return;
-    case KernelKind::kLink: {
-      for (const CollectiveParams& c : device_profile_->collectives) {
-        if (c.cls == n.cls) n.algorithms.push_back(&c);
-      }
-      if (!n.algorithms.empty()) return;
-      for (const CollectiveParams& c : device_profile_->collectives) {
-        if (c.cls == KernelClass::kAllReduce && c.algorithm == Algorithm::kRing) {
-          n.algorithms.push_back(&c);
-        }
-      }
-      std::string note = label + ": no " + std::string(KernelClassName(n.cls)) + " parameters, " +
-                         (n.algorithms.empty() ? "predicted at the roofline"
-                                               : "predicted with all_reduce 'ring'");
-      if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
-      return;
-    }
+    case KernelKind::kLink: FillCollectives(n, label); return;
     case KernelKind::kMemory:
     case KernelKind::kMma: break;
   }
@@ -249,6 +234,24 @@ void StepPredictor::FillParams(size_t i, const std::string& label) {
   }
   n.params = Lookup(*device_profile_, n.cls, n.variant, label, notes_);
   n.roofline = n.params == nullptr;
+}
+
+// The collective's algorithms; a class without any borrows the all-reduce ring (the same
+// link), said in a note.
+void StepPredictor::FillCollectives(Node& n, const std::string& label) {
+  for (const CollectiveParams& c : device_profile_->collectives) {
+    if (c.cls == n.cls) n.algorithms.push_back(&c);
+  }
+  if (!n.algorithms.empty()) return;
+  for (const CollectiveParams& c : device_profile_->collectives) {
+    if (c.cls == KernelClass::kAllReduce && c.algorithm == Algorithm::kRing) {
+      n.algorithms.push_back(&c);
+    }
+  }
+  std::string note = label + ": no " + std::string(KernelClassName(n.cls)) + " parameters, " +
+                     (n.algorithms.empty() ? "predicted at the roofline"
+                                           : "predicted with all_reduce 'ring'");
+  if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
 }
 
 Result<void> StepPredictor::Build(const device::Device& device) {
@@ -285,6 +288,58 @@ double Rows(const ir::Tensor& t, const int64_t* dims) {
   return rows;
 }
 
+// Routed experts: x [rows, k], w [E, out, k]. Rows are tokens (gate-up) or token·expert rows
+// (down), or already this device's routed rows under expert parallelism (experts_total > 0);
+// the active experts are E·(1−(1−k/E_total)^T) for the T tokens behind them, as the ledger
+// counts them.
+void ExpertShape(double rows, double experts, double out, double top_k, double experts_total,
+                 bool down, KernelShape& s) {
+  double routed = rows, active = 0;
+  if (experts_total > 0) {
+    const double group_tokens = rows * experts_total / (experts * top_k);
+    active = experts * (1 - std::pow(1 - top_k / experts_total, group_tokens));
+  } else {
+    const double tokens = down ? rows / top_k : rows;
+    routed = tokens * top_k;
+    active = experts * (1 - std::pow(1 - top_k / experts, tokens));
+  }
+  if (active <= 0) return;
+  s.groups = active;
+  s.m = routed / active;
+  s.n = out;
+}
+
+// Paged attention: q [n, heads·d], cache [seqs, ctx, kv_heads, d]; t new rows per sequence.
+struct AttentionDims {
+  double seqs, ctx, kv_heads, t, heads, window;
+  bool causal;
+};
+
+// Decode (a few rows after a cache) or prefill, and the shape its tiles read.
+void AttentionShape(const AttentionDims& a, bool mla, KernelInput& in) {
+  const double keys = a.window > 0 ? std::min(a.ctx, a.window) : a.ctx;
+  if (a.t <= kDecodeMaxQueryRows && a.ctx > 0) {
+    in.cls = mla ? KernelClass::kMlaDecode : KernelClass::kAttentionDecode;
+    in.shape.m = a.t * a.heads / a.kv_heads;
+    in.shape.groups = a.seqs * a.kv_heads;
+    in.shape.keys = keys + a.t;
+  } else {
+    in.cls = mla ? KernelClass::kMlaPrefill : KernelClass::kAttentionPrefill;
+    in.shape.m = a.t;
+    in.shape.keys = keys;
+    in.shape.groups = a.seqs * a.heads;
+    in.shape.causal = a.causal;
+  }
+}
+
+// MLA: the attention's own FLOPs, 2·pairs·seqs·heads·(d_qk + d_v) in the form the ledger chose,
+// as a share of the node's; the latent absorb / expand GEMMs beside it are not padded by its
+// tiles.
+double MlaTiledFraction(const AttentionDims& a, double dims, double flops) {
+  const double pairs = a.causal ? a.t * a.ctx + a.t * (a.t + 1) / 2 : a.t * (a.ctx + a.t);
+  return std::min(1.0, 2 * pairs * a.seqs * a.heads * dims / flops);
+}
+
 }  // namespace
 
 KernelInput StepPredictor::Describe(size_t index, const cost::NodeCost& cost,
@@ -317,55 +372,23 @@ KernelInput StepPredictor::Describe(size_t index, const cost::NodeCost& cost,
     in.shape.m = Rows(t0, d0);
     in.shape.n = t0.shape.empty() ? 0 : static_cast<double>(d0[t0.shape.size() - 1]);
   } else if (n.cls == KernelClass::kGroupedGemm) {
-    // x [rows, k], w [E, out, k]; rows are tokens (gate-up) or token·expert rows (down), or
-    // already this device's routed rows under expert parallelism.
-    if (t1.shape.size() != 3 || n.top_k <= 0) return in;
-    const double experts = static_cast<double>(d1[0]);
-    const double k = static_cast<double>(n.top_k);
-    const double rows = Rows(t0, d0);
-    double routed = rows, active = 0;
-    if (n.experts_total > 0) {
-      const double total = static_cast<double>(n.experts_total);
-      const double group_tokens = rows * total / (experts * k);
-      active = experts * (1 - std::pow(1 - k / total, group_tokens));
-    } else {
-      const double tokens = gn.op == OpKind::kExpertDown ? rows / k : rows;
-      routed = tokens * k;
-      active = experts * (1 - std::pow(1 - k / experts, tokens));
+    if (t1.shape.size() == 3 && n.top_k > 0) {
+      ExpertShape(Rows(t0, d0), static_cast<double>(d1[0]), static_cast<double>(d1[1]),
+                  static_cast<double>(n.top_k), static_cast<double>(n.experts_total),
+                  gn.op == OpKind::kExpertDown, in.shape);
     }
-    if (active <= 0) return in;
-    in.shape.groups = active;
-    in.shape.m = routed / active;
-    in.shape.n = static_cast<double>(d1[1]);
-  } else {
-    // Paged attention: q [n, heads·d], cache [seqs, ctx, kv_heads, d].
-    if (t1.shape.size() != 4 || d1[0] <= 0 || n.heads <= 0) return in;
-    const double seqs = static_cast<double>(d1[0]);
-    const double ctx = static_cast<double>(d1[1]);
-    const double kv_heads = std::max<double>(1, static_cast<double>(d1[2]));
-    const double t = Rows(t0, d0) / seqs;
-    const double heads = static_cast<double>(n.heads);
-    const double keys = n.window > 0 ? std::min(ctx, static_cast<double>(n.window)) : ctx;
-    if (t <= kDecodeMaxQueryRows && ctx > 0) {
-      in.cls = n.mla ? KernelClass::kMlaDecode : KernelClass::kAttentionDecode;
-      in.shape.m = t * heads / kv_heads;
-      in.shape.groups = seqs * kv_heads;
-      in.shape.keys = keys + t;
-    } else {
-      in.cls = n.mla ? KernelClass::kMlaPrefill : KernelClass::kAttentionPrefill;
-      in.shape.m = t;
-      in.shape.keys = keys;
-      in.shape.groups = seqs * heads;
-      in.shape.causal = n.causal;
-    }
+  } else if (t1.shape.size() == 4 && d1[0] > 0 && n.heads > 0) {
+    const AttentionDims a{static_cast<double>(d1[0]), static_cast<double>(d1[1]),
+                          std::max<double>(1, static_cast<double>(d1[2])),
+                          Rows(t0, d0) / static_cast<double>(d1[0]),
+                          static_cast<double>(n.heads), static_cast<double>(n.window),
+                          n.causal};
+    AttentionShape(a, n.mla, in);
     if (n.mla && in.flops > 0) {
-      // The attention's own FLOPs, 2·pairs·seqs·heads·(d_qk + d_v) in the form the ledger
-      // chose; the latent absorb / expand GEMMs beside it are not padded by its tiles.
-      const double pairs = n.causal ? t * ctx + t * (t + 1) / 2 : t * (ctx + t);
       const double dims = cost.note == cost::Note::kMlaExpanded
                               ? static_cast<double>(n.nope + n.rope + n.v_dim)
                               : static_cast<double>(2 * n.latent + n.rope);
-      in.shape.tiled_fraction = std::min(1.0, 2 * pairs * seqs * heads * dims / in.flops);
+      in.shape.tiled_fraction = MlaTiledFraction(a, dims, in.flops);
     }
   }
   return in;

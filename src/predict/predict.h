@@ -82,6 +82,7 @@ class StepPredictor {
   Result<void> Build(const device::Device& device);
   void FillShapeSources(size_t node);
   void FillParams(size_t node, const std::string& label);
+  void FillCollectives(Node& n, const std::string& label);
   double NodeTime(const Node& n, const KernelInput& in, const roofline::NodeTime& roof) const;
 
   const ir::Graph& graph_;
