@@ -4,7 +4,12 @@
 // documented subsample of the committed data (docs/engines.md "Reproducing the profiles").
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -325,6 +330,82 @@ TEST(E2eMeasurements, CitedKnownAndNeverAFitInput) {
     if (r[0] == "llama.cpp") {
       EXPECT_FALSE(fit_inputs.count({r[2], r[5]})) << r[2] << " " << r[5];
     }
+  }
+}
+
+// ---- The command ----------------------------------------------------------------------------
+
+struct CommandRun {
+  int status = -1;
+  std::string out, err;
+};
+
+CommandRun RunCalibrate(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("opscope_calibrate_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "out").string(), err = (dir / "err").string();
+  const int raw = std::system((std::string(OPSCOPE_BINARY) + " calibrate " + args + " >" + out +
+                               " 2>" + err).c_str());
+  CommandRun r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream o(out), e(err);
+  std::stringstream so, se;
+  so << o.rdbuf();
+  se << e.rdbuf();
+  r.out = so.str();
+  r.err = se.str();
+  return r;
+}
+
+TEST(CalibrateCommand, FitsAUsersCsvAndWritesAProfile) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("opscope_calibrate_cmd_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string csv = (dir / "mine.csv").string();
+  {
+    // GEMV-like calls at 80 % of H100's 3.35 TB/s plus 3 µs: latency_us = 3 + bytes / 2.68e6.
+    std::ofstream f(csv);
+    f << "kernel,gemm_dtype,m,n,k,latency_us\n";
+    for (int n : {1024, 2048, 4096, 8192}) {
+      for (int k : {1024, 2048, 4096, 8192}) {
+        for (int m : {1, 2, 4}) {
+          const double bytes = 2.0 * (double(n) * k + double(m) * k + double(m) * n);
+          f << "gemm,bfloat16," << m << "," << n << "," << k << "," << 3 + bytes / 2.68e6 << "\n";
+        }
+      }
+    }
+  }
+  const std::string profile = (dir / "p.json").string();
+  const CommandRun r = RunCalibrate(csv + " --engine myengine --device h100-sxm -o " + profile);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("h100-sxm       gemm               bf16"), std::string::npos) << r.out;
+  auto p = LoadEngineProfileFile(profile);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p->engine, "myengine");
+  const KernelParams* k = p->devices.at(0).Find(KernelClass::kGemm, "bf16");
+  ASSERT_NE(k, nullptr);
+  // Within a few percent: the small compute and overlap terms of these GEMVs trade a little
+  // with the bandwidth (exact recovery is FitKernel.RecoversKnownGemmParameters').
+  EXPECT_NEAR(k->bandwidth_efficiency, 0.8, 0.04);
+  EXPECT_NEAR(k->overhead_s, 3e-6, 0.5e-6);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CalibrateCommand, BadInputIsOneLineAndExitTwo) {
+  const std::string bad[][2] = {
+      {"/nonexistent.csv --engine vllm", "opscope: error: /nonexistent.csv"},
+      {kSource + "/data/calibration/h100_sxm/trtllm-1.3.0rc20/gemm.csv --engine roofline",
+       "opscope: error: engine 'roofline' is transparent"},
+      {kSource + "/data/calibration/h100_sxm/trtllm-1.3.0rc20/gemm.csv --engine vllm",
+       "opscope: error: no measurements to fit for engine 'vllm'"},
+      {kSource + "/data/calibration/h100_sxm/trtllm-1.3.0rc20/gemm.csv", "--engine is required"},
+  };
+  for (const auto& [args, message] : bad) {
+    const CommandRun r = RunCalibrate(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
 
