@@ -12,7 +12,7 @@ root=$PWD
 seconds=${1:-60}
 shift || true
 all=(fuzz_graph_json fuzz_expr fuzz_hf_config fuzz_onnx fuzz_device_json fuzz_cli fuzz_gguf
-     fuzz_safetensors)
+     fuzz_safetensors fuzz_engine_profile fuzz_measurements)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 build=$root/build-fuzz
@@ -49,6 +49,8 @@ seed fuzz_device_json data/devices.json tests/golden/device.json tests/hostile/d
 seed fuzz_cli fuzz/seeds/cli/*
 seed fuzz_gguf tests/fixtures/gguf/*.gguf
 seed fuzz_safetensors tests/fixtures/safetensors/*.safetensors tests/fixtures/safetensors/*/*.safetensors
+seed fuzz_engine_profile data/engines/*.json
+seed fuzz_measurements fuzz/seeds/measurements/*
 shopt -u nullglob
 
 mkdir -p "$build/artifacts" "$build/logs"
@@ -59,7 +61,8 @@ for t in "${targets[@]}"; do
   flags=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024
          -artifact_prefix="$build/artifacts/$t-" -print_final_stats=1)
   case $t in
-    fuzz_graph_json|fuzz_hf_config|fuzz_device_json|fuzz_safetensors) flags+=(-dict=fuzz/json.dict) ;;
+    fuzz_graph_json|fuzz_hf_config|fuzz_device_json|fuzz_safetensors|fuzz_engine_profile)
+      flags+=(-dict=fuzz/json.dict) ;;
     fuzz_gguf) flags+=(-dict=fuzz/gguf.dict) ;;
     fuzz_cli) flags+=(-close_fd_mask=2 -max_len=512) ;;
     fuzz_expr) flags+=(-max_len=8192) ;;

@@ -28,6 +28,7 @@ constexpr std::string_view kRequiredIds[] = {"a100-40g",
                                              "b200",
                                              "b300",
                                              "gb200",
+                                             "gb300",
                                              "gb10",
                                              "l40s",
                                              "l4",
@@ -244,6 +245,89 @@ TEST(BuiltinDevices, PublishedFiguresExactly) {
   // Apple: cores x 128 ALUs x 2 x clock (M1 Max: 32 cores at 1.296 GHz).
   EXPECT_EQ(*Builtin("m1-max").Peak(MmaClass::kFp32), 32.0 * 128 * 2 * 1.296e9);
   EXPECT_EQ(*Builtin("m1-max").Peak(MmaClass::kFp16), *Builtin("m1-max").Peak(MmaClass::kFp32));
+}
+
+// GB300 (issue 14): per-GPU dense figures of Blackwell Ultra in GB300 NVL72.
+TEST(BuiltinDevices, Gb300PublishedFigures) {
+  const Device& gb300 = Builtin("gb300");
+  EXPECT_EQ(*gb300.Peak(MmaClass::kFp4), 15e15);   // NVIDIA: 15 PF dense NVFP4
+  EXPECT_EQ(*gb300.Peak(MmaClass::kFp8), 5e15);
+  EXPECT_EQ(*gb300.Peak(MmaClass::kBf16), 2.5e15);
+  EXPECT_EQ(gb300.dram_bytes_per_s, 8e12);         // 8 TB/s HBM3E
+  EXPECT_EQ(*gb300.power_w, 1400);                 // 1.4 kW
+  EXPECT_EQ(*gb300.devices_per_node, 72);          // NVL72
+  // Blackwell Ultra trades INT8 and FP64 for FP4, as B300 does.
+  EXPECT_LT(*gb300.Peak(MmaClass::kInt8), *Builtin("gb200").Peak(MmaClass::kInt8));
+  EXPECT_GT(*gb300.Peak(MmaClass::kFp4), *Builtin("gb200").Peak(MmaClass::kFp4));
+}
+
+// compute_units, power_w and price_usd: units, ranges and provenance.
+TEST(BuiltinDevices, ComputeUnitsPowerAndPricesAreConsistent) {
+  size_t with_power = 0, with_price = 0;
+  for (const Device& d : BuiltinDevices()) {
+    if (d.compute_units) {
+      EXPECT_EQ(*d.compute_units, std::floor(*d.compute_units)) << d.name;
+      EXPECT_GE(*d.compute_units, 8) << d.name;  // the smallest here: Apple M1's 8 GPU cores
+      EXPECT_LE(*d.compute_units, 400) << d.name;
+      EXPECT_NE(d.source.find("compute_units"), std::string::npos) << d.name;
+    }
+    if (d.power_w) {
+      ++with_power;
+      EXPECT_GE(*d.power_w, 10) << d.name;
+      EXPECT_LE(*d.power_w, 2000) << d.name;
+      EXPECT_NE(d.source.find("power_w"), std::string::npos) << d.name << ": say where";
+    }
+    EXPECT_EQ(d.price_usd.has_value(), !d.price_source.empty()) << d.name;
+    if (d.price_usd) {
+      ++with_price;
+      EXPECT_GE(*d.price_usd, 100) << d.name;
+      // The source carries its date: a four-digit year.
+      bool year = false;
+      for (size_t i = 0; i + 4 <= d.price_source.size(); ++i) {
+        year = year || (d.price_source.compare(i, 2, "20") == 0 &&
+                        std::isdigit(static_cast<unsigned char>(d.price_source[i + 2])) &&
+                        std::isdigit(static_cast<unsigned char>(d.price_source[i + 3])));
+      }
+      EXPECT_TRUE(year) << d.name << ": " << d.price_source;
+    }
+  }
+  // Every NVIDIA and AMD datacenter GPU publishes a power figure.
+  for (std::string_view id : {"a100-80g", "h100-sxm", "h200", "b200", "b300", "gb200", "gb300",
+                              "l40s", "mi300x", "mi325x", "mi355x", "rtx-pro-6000"}) {
+    EXPECT_TRUE(Builtin(id).power_w.has_value()) << id;
+    EXPECT_TRUE(Builtin(id).compute_units.has_value()) << id;
+  }
+  EXPECT_GE(with_power, 25u);  // 28 of 49 today: TPUs, Apple and H20 publish none
+  EXPECT_GE(with_price, 5u);
+  // Published SM counts: H100 SXM5 132 (whitepaper), A100 108, B200 148 (74 per die).
+  EXPECT_EQ(*Builtin("h100-sxm").compute_units, 132);
+  EXPECT_EQ(*Builtin("a100-80g").compute_units, 108);
+  EXPECT_EQ(*Builtin("b200").compute_units, 148);
+  EXPECT_EQ(*Builtin("mi300x").compute_units, 304);
+  EXPECT_EQ(*Builtin("rtx-4090").price_usd, 1599);  // NVIDIA launch price
+}
+
+TEST(ParseDeviceJson, NewFieldsAreValidated) {
+  const std::string head = R"({"name": "x", "memory_bytes": 1e9, "dram_bytes_per_s": 1e11,
+      "peak_flops_per_s": {"bf16": 1e14}, "source": "s")";
+  auto ok = ParseDeviceJson(head + R"(, "compute_units": 80, "power_w": 300, "price_usd": 999,
+      "price_source": "list price, 2025-01-01"})",
+                            "d.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  EXPECT_EQ(*ok->compute_units, 80);
+  EXPECT_EQ(*ok->power_w, 300);
+  EXPECT_EQ(*ok->price_usd, 999);
+  const std::pair<std::string, std::string> bad[] = {
+      {R"(, "compute_units": 80.5})", "field 'compute_units': expected a whole number of units"},
+      {R"(, "power_w": 0})", "field 'power_w': expected a positive number, got 0"},
+      {R"(, "price_usd": 999})", "field 'price_usd' needs 'price_source'"},
+      {R"(, "price_source": "x"})", "field 'price_source' without 'price_usd'"},
+  };
+  for (const auto& [fields, message] : bad) {
+    auto d = ParseDeviceJson(head + fields, "d.json");
+    ASSERT_FALSE(d.has_value()) << fields;
+    EXPECT_NE(d.error().message.find(message), std::string::npos) << d.error().message;
+  }
 }
 
 TEST(BuiltinDevices, NoFp32WhereNoVectorFigureIsPublished) {

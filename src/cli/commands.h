@@ -21,5 +21,6 @@ Command AddAnalyzeCommand(CLI::App& root);
 Command AddDevicesCommand(CLI::App& root);
 Command AddLlmCommand(CLI::App& root);
 Command AddSweepCommand(CLI::App& root);  // `opscope sweep llm ...`
+Command AddCalibrateCommand(CLI::App& root);
 
 }  // namespace opscope::cli

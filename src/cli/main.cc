@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   commands.push_back(opscope::cli::AddSweepCommand(app));
 #endif
   commands.push_back(opscope::cli::AddDevicesCommand(app));
+  commands.push_back(opscope::cli::AddCalibrateCommand(app));
   opscope::cli::RefuseOutOfRangeIntegers(app);
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

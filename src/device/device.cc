@@ -12,6 +12,9 @@
 //                                            optional, 1 to 1e21
 //      "interconnect_latency_s", "network_latency_s": optional, 1e-12 to 1 (per collective step)
 //      "devices_per_node": optional, a positive integer (the interconnect domain's size)
+//      "compute_units": optional, a positive integer (SMs, CUs, Apple GPU cores)
+//      "power_w": optional, 1 to 1e5 (board / module power)
+//      "price_usd": optional, 1 to 1e8, with "price_source": where and when it was published
 //      "source": "..."}]}                    required string: where each figure came from
 // A user file may also hold one bare device object. Unknown fields, duplicate fields and
 // duplicate device names are errors; simdjson's error-code API is used, so nothing throws.
@@ -158,6 +161,11 @@ class DeviceReader {
         return Fail("missing required field '" + std::string(required) + "'");
       }
     }
+    if (device_.price_usd.has_value() != !device_.price_source.empty()) {
+      return Fail(device_.price_usd ? "field 'price_usd' needs 'price_source' (where and when the "
+                                      "price was published)"
+                                    : "field 'price_source' without 'price_usd'");
+    }
     return std::move(device_);
   }
 
@@ -202,6 +210,9 @@ class DeviceReader {
     if (field.starts_with("peak_flops_per_s")) return {1, 1e21, "FLOP/s"};
     if (field.ends_with("_per_s")) return {1, 1e21, "bytes/s"};
     if (field == "devices_per_node") return {1, 1e6, "devices"};
+    if (field == "compute_units") return {1, 1e6, "units"};
+    if (field == "power_w") return {1, 1e5, "watts"};
+    if (field == "price_usd") return {1, 1e8, "US dollars"};
     return {1, 1e18, "bytes"};  // memory_bytes, l2_bytes
   }
 
@@ -277,11 +288,22 @@ class DeviceReader {
       }
       return std::nullopt;
     }
+    if (key == "compute_units") {
+      if (auto error = ReadOptionalPositive(key, value, device_.compute_units)) return error;
+      if (*device_.compute_units != std::floor(*device_.compute_units)) {
+        return FieldError(key, "expected a whole number of units, got " + Describe(value));
+      }
+      return std::nullopt;
+    }
+    if (key == "power_w") return ReadOptionalPositive(key, value, device_.power_w);
+    if (key == "price_usd") return ReadOptionalPositive(key, value, device_.price_usd);
+    if (key == "price_source") return ReadString(key, value, true, device_.price_source);
     return FieldError(key,
                       "unknown field (known: name, description, memory_bytes, "
                       "dram_bytes_per_s, peak_flops_per_s, l2_bytes, interconnect_bytes_per_s, "
                       "network_bytes_per_s, interconnect_latency_s, network_latency_s, "
-                      "devices_per_node, source)");
+                      "devices_per_node, compute_units, power_w, price_usd, price_source, "
+                      "source)");
   }
 
   std::string_view origin_;

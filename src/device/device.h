@@ -33,6 +33,14 @@ struct Device {
   // Devices one interconnect domain (a node: HGX board, NVL72 rack) joins; traffic between
   // devices of different nodes goes over the network. Bounds --gpus-per-node.
   std::optional<double> devices_per_node;
+  // SMs (NVIDIA), CUs (AMD), GPU cores (Apple): the units a kernel's tiles are spread over
+  // (wave quantization in engine profiles).
+  std::optional<double> compute_units;
+  // Board or module power (TDP / TBP) in watts, and a list price in US dollars with where and
+  // when it was published (price_source, required with price_usd).
+  std::optional<double> power_w;
+  std::optional<double> price_usd;
+  std::string price_source;
   std::string source;
 
   std::optional<double> Peak(format::MmaClass c) const {

@@ -1,0 +1,300 @@
+// Fitting engine profiles to measurements (see calibrate.h).
+#include "predict/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "predict/samples.h"
+
+namespace opscope::predict {
+
+namespace {
+
+constexpr std::string_view kFittedPrefix = "kernel classes and all-reduce fitted";
+
+// The measurement's identity without its implementation label and latency: rows that share
+// it timed the same call with different kernels.
+std::string CallKey(const Measurement& m) {
+  std::string key = std::string(MeasuredKernelName(m.kernel)) + '|' + m.device + '|' + m.engine;
+  for (const auto& [column, value] : m.values) {
+    if (column == "kernel_source" || column == "backend" || column == "implementation" ||
+        column == "framework" || column == "version" || column == "op_name") {
+      continue;
+    }
+    key += '|' + column + '=' + value;
+  }
+  return key;
+}
+
+// The fastest measurement of each call, in first-seen order.
+std::vector<const Measurement*> FastestPerCall(const std::vector<MeasurementFile>& files) {
+  std::map<std::string, size_t> index;
+  std::vector<const Measurement*> out;
+  for (const MeasurementFile& f : files) {
+    for (const Measurement& m : f.rows) {
+      const auto [it, fresh] = index.emplace(CallKey(m), out.size());
+      if (fresh) {
+        out.push_back(&m);
+      } else if (m.latency_s < out[it->second]->latency_s) {
+        out[it->second] = &m;
+      }
+    }
+  }
+  return out;
+}
+
+// A skip reason with its numbers and quoted names generalised, so rows skipped for the same
+// reason count together.
+std::string Generalise(std::string_view reason) {
+  std::string out;
+  bool in_quote = false;
+  for (char c : reason) {
+    if (c == '\'') {
+      in_quote = !in_quote;
+      out += in_quote ? "'…" : "'";
+      continue;
+    }
+    if (in_quote) continue;
+    if (c >= '0' && c <= '9') {
+      if (out.empty() || out.back() != '#') out += '#';
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+struct Group {
+  KernelClass cls = KernelClass::kNone;
+  std::string variant;
+  std::vector<Sample> samples;
+};
+
+struct DeviceData {
+  device::Device device;
+  std::map<std::pair<int, std::string>, Group> kernels;  // (class, variant) → samples
+  std::vector<Sample> nccl, custom;                      // all-reduce rows
+  size_t measurements = 0;
+};
+
+double RooflineMedian(std::span<const Sample> samples) {
+  std::vector<double> predicted, measured;
+  for (const Sample& s : samples) {
+    predicted.push_back(s.roofline_s);
+    measured.push_back(s.measured_s);
+  }
+  return ErrorStats(predicted, measured, 0).median_abs_error;
+}
+
+// Adds a fitted kernel or collective set to the device's entry (created from the base entry
+// for the device when there is one).
+DeviceProfile& EntryFor(EngineProfile& p, const std::string& device) {
+  for (DeviceProfile& d : p.devices) {
+    if (d.device == device) return d;
+  }
+  DeviceProfile d;
+  d.device = device;
+  d.basis = "fitted";
+  p.devices.push_back(std::move(d));
+  return p.devices.back();
+}
+
+void Replace(DeviceProfile& d, KernelParams k) {
+  for (KernelParams& old : d.kernels) {
+    if (old.cls == k.cls && old.variant == k.variant) {
+      old = std::move(k);
+      return;
+    }
+  }
+  d.kernels.push_back(std::move(k));
+  std::stable_sort(d.kernels.begin(), d.kernels.end(), [](const auto& a, const auto& b) {
+    return a.cls != b.cls ? a.cls < b.cls : a.variant < b.variant;
+  });
+}
+
+Result<std::map<std::string, DeviceData>> CollectSamples(
+    const std::vector<const Measurement*>& calls, std::map<std::string, size_t>& skipped) {
+  std::map<std::string, DeviceData> devices;
+  for (const Measurement* m : calls) {
+    auto it = devices.find(m->device);
+    if (it == devices.end()) {
+      auto d = device::ResolveDevice(m->device);
+      if (!d) return std::unexpected(Wrap(m->origin, d.error()));
+      it = devices.emplace(m->device, DeviceData{std::move(*d), {}, {}, {}, 0}).first;
+    }
+    DeviceData& data = it->second;
+    std::string why;
+    auto sample = MakeSample(*m, data.device, &why);
+    if (!sample) return std::unexpected(sample.error());
+    if (!*sample) {
+      ++skipped[std::string(MeasuredKernelName(m->kernel)) + " rows that cannot be modelled: " +
+                Generalise(why)];
+      continue;
+    }
+    ++data.measurements;
+    Sample& s = **sample;
+    const KernelInput& first = s.parts.front();
+    if (first.cls == KernelClass::kAllReduce) {
+      (m->engine == "nccl" ? data.nccl : data.custom).push_back(std::move(s));
+      continue;
+    }
+    Group& g = data.kernels[{static_cast<int>(first.cls), first.variant}];
+    g.cls = first.cls;
+    g.variant = first.variant;
+    g.samples.push_back(std::move(s));
+  }
+  return devices;
+}
+
+void AddResiduals(std::span<const Sample> samples, const std::string& device,
+                  const std::string& kernel, const std::string& variant,
+                  const std::function<double(const Sample&)>& predict,
+                  std::vector<Residual>& out) {
+  for (const Sample& s : samples) {
+    out.push_back({s.origin, device, kernel, variant, s.measured_s, predict(s), s.roofline_s});
+  }
+}
+
+void FitAllReduceRows(DeviceData& data, DeviceProfile& entry, const CalibrateOptions& options,
+                      std::vector<FitRow>& rows, std::vector<Residual>& residuals) {
+  const DeviceRates rates = RatesOf(data.device);
+  if (rates.interconnect_bytes_per_s <= 0) return;
+  std::vector<CollectiveParams> ring;
+  if (data.nccl.size() >= options.min_samples) {
+    const Algorithm alg[] = {Algorithm::kRing};
+    ring = FitAllReduce(data.nccl, alg, {}, rates, options.fit);
+    rows.push_back({data.device.name, "all_reduce", "nccl: ring", ring.front().fit,
+                    RooflineMedian(data.nccl)});
+  }
+  std::vector<CollectiveParams> fitted = ring;
+  if (data.custom.size() >= options.min_samples) {
+    const Algorithm alg[] = {Algorithm::kOneShot, Algorithm::kTwoShot};
+    std::vector<CollectiveParams> custom = FitAllReduce(data.custom, alg, ring, rates, options.fit);
+    rows.push_back({data.device.name, "all_reduce",
+                    ring.empty() ? "one_shot, two_shot" : "one_shot, two_shot, ring",
+                    custom.front().fit, RooflineMedian(data.custom)});
+    fitted.insert(fitted.end(), custom.begin(), custom.end());
+  }
+  if (fitted.empty()) return;
+  const auto predict = [&](const Sample& s) { return SampleTime(s, fitted, rates); };
+  AddResiduals(data.nccl, data.device.name, "all_reduce", "nccl", predict, residuals);
+  AddResiduals(data.custom, data.device.name, "all_reduce", "custom", predict, residuals);
+  std::erase_if(entry.collectives,
+                [](const CollectiveParams& c) { return c.cls == KernelClass::kAllReduce; });
+  entry.collectives.insert(entry.collectives.begin(), fitted.begin(), fitted.end());
+}
+
+// Memory-bound kernels other than GEMVs (norms, elementwise, RoPE, copies) have no kernel
+// table: an entry without its own memory class gets the fitted bf16 GEMM's overhead and
+// achieved bandwidth (a GEMV streams its weights once, as they stream their tensors).
+void AddDerivedMemoryClass(DeviceProfile& entry) {
+  if (entry.Find(KernelClass::kMemory, "default") != nullptr) return;
+  const KernelParams* gemm = entry.Find(KernelClass::kGemm, "bf16");
+  if (gemm == nullptr) return;
+  KernelParams m;
+  m.cls = KernelClass::kMemory;
+  m.variant = "default";
+  m.overhead_s = gemm->overhead_s;
+  m.bandwidth_efficiency = gemm->bandwidth_efficiency;
+  m.overlap = 1;
+  Replace(entry, m);
+}
+
+std::string FittedSource(const DeviceData& data, const std::string& engine,
+                         const std::string& base_source) {
+  std::string s = std::string(kFittedPrefix) + " by 'opscope calibrate --engine " + engine +
+                  "' (scripts/fit-profiles.sh) to " + std::to_string(data.measurements) +
+                  " kernel measurements on " + data.device.name +
+                  " from data/calibration/ (NVIDIA aiconfigurator perf database, Apache-2.0; "
+                  "data/calibration/README.md); the memory class (no kernel table) takes the "
+                  "fitted bf16 GEMM's overhead_s and bandwidth_efficiency unless given";
+  if (!base_source.empty()) s += "; " + base_source;
+  return s;
+}
+
+}  // namespace
+
+Result<Calibration> Calibrate(const std::vector<MeasurementFile>& files, const EngineProfile& base,
+                              const CalibrateOptions& options) {
+  Calibration out;
+  out.profile = base;
+  for (const MeasurementFile& f : files) {
+    out.skipped.insert(out.skipped.end(), f.skipped.begin(), f.skipped.end());
+  }
+  const std::vector<const Measurement*> calls = FastestPerCall(files);
+  std::map<std::string, size_t> skipped;
+  auto devices = CollectSamples(calls, skipped);
+  if (!devices) return std::unexpected(devices.error());
+  if (devices->empty()) {
+    return MakeError("no measurements to fit for engine '" + base.engine + "'");
+  }
+  for (auto& [id, data] : *devices) {
+    DeviceProfile& entry = EntryFor(out.profile, data.device.name);
+    // The base entry's own source (its public figures) follows the fit's; a fit of a fitted
+    // profile replaces the earlier fit's sentence.
+    std::string base_source = entry.source;
+    if (base_source.starts_with(kFittedPrefix)) {
+      const size_t next = base_source.find("; ");
+      base_source = next == std::string::npos ? "" : base_source.substr(next + 2);
+    }
+    const DeviceRates rates = RatesOf(data.device);
+    for (auto& [key, group] : data.kernels) {
+      if (group.samples.size() < options.min_samples) {
+        skipped[std::string(KernelClassName(group.cls)) + " '" + group.variant + "' on " +
+                data.device.name + ": too few measurements to fit"] += group.samples.size();
+        continue;
+      }
+      KernelParams k = FitKernel(group.samples, group.cls, group.variant, rates, options.fit);
+      out.rows.push_back({data.device.name, std::string(KernelClassName(group.cls)), group.variant,
+                          k.fit, RooflineMedian(group.samples)});
+      AddResiduals(group.samples, data.device.name, out.rows.back().kernel, group.variant,
+                   [&](const Sample& s) { return SampleTime(s, k, rates); }, out.residuals);
+      Replace(entry, std::move(k));
+    }
+    FitAllReduceRows(data, entry, options, out.rows, out.residuals);
+    AddDerivedMemoryClass(entry);
+    entry.basis = "fitted";
+    entry.source = FittedSource(data, base.engine, base_source);
+  }
+  for (const auto& [reason, count] : skipped) {
+    out.skipped.push_back(std::to_string(count) + " " + reason);
+  }
+  return out;
+}
+
+std::string ResidualsCsv(const Calibration& c) {
+  std::string out = "origin,device,kernel,variant,measured_s,predicted_s,roofline_s\n";
+  char numbers[96];
+  for (const Residual& r : c.residuals) {
+    std::snprintf(numbers, sizeof numbers, "%.6g,%.6g,%.6g\n", r.measured_s, r.predicted_s,
+                  r.roofline_s);
+    out += r.origin + ',' + r.device + ',' + r.kernel + ',' + r.variant + ',' + numbers;
+  }
+  return out;
+}
+
+std::string CalibrationTable(const Calibration& c) {
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-14s %-18s %-26s %8s %6s %10s %10s %10s\n", "device",
+                "kernel", "variant", "samples", "folds", "median", "p90", "roofline");
+  out += line;
+  std::snprintf(line, sizeof line, "%-14s %-18s %-26s %8s %6s %10s %10s %10s\n", "", "", "", "",
+                "", "|error|", "|error|", "median");
+  out += line;
+  for (const FitRow& r : c.rows) {
+    std::snprintf(line, sizeof line, "%-14s %-18s %-26s %8u %6u %9.1f%% %9.1f%% %9.1f%%\n",
+                  r.device.c_str(), r.kernel.c_str(), r.variant.c_str(), r.stats.samples,
+                  r.stats.folds, 100 * r.stats.median_abs_error, 100 * r.stats.p90_abs_error,
+                  100 * r.roofline_median_abs_error);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace opscope::predict

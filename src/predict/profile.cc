@@ -1,0 +1,685 @@
+// Loads, validates and writes engine profiles (layout: docs/engines.md).
+//
+//   {"schema_version": 1, "engine": "vllm", "description": "...", "version": "...",
+//    "transparent": false,                         optional, default false
+//    "defaults": {"kv_dtype", "chunked_prefill_tokens", "cuda_graphs", "source"},
+//    "overheads": {"step_s", "sampling_s", "launch_s", "source"},
+//    "fused_ops": ["Add", ...],                    optional op kind names
+//    "default_for": ["m4-max", ...],               optional device ids (DefaultEngine)
+//    "devices": [{"device": "h100-sxm", "applies_to": [...], "basis": "fitted",
+//                 "source": "...", "chunked_prefill_tokens": 8192,   optional
+//                 "kernels": [{"class", "variant", "overhead_s", "bandwidth_efficiency",
+//                              "compute_efficiency", "overlap", "tile_m", "tile_n",
+//                              "wave_exponent", "wave_latency_s", "fit": {...}}],
+//                 "collectives": [{"class", "algorithm", "latency_s", "latency_per_peer_s",
+//                                  "bandwidth_efficiency", "fit": {...}}]}]}
+// simdjson's error-code API: nothing throws.
+#include "predict/profile.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <utility>
+
+#include "format/format.h"
+#include "ir/graph.h"
+#include "support/file_io.h"
+#include "support/utf8.h"
+
+namespace opscope::predict {
+
+extern const std::vector<std::pair<std::string_view, std::string_view>> kEngineProfilesJson;
+
+std::optional<KernelClass> ParseKernelClass(std::string_view name) {
+  for (int i = 0; i < kNumKernelClasses; ++i) {
+    if (kKernelClasses[i].name == name) return static_cast<KernelClass>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<Algorithm> ParseAlgorithm(std::string_view name) {
+  for (size_t i = 0; i < kAlgorithmNames.size(); ++i) {
+    if (kAlgorithmNames[i] == name) return static_cast<Algorithm>(i);
+  }
+  return std::nullopt;
+}
+
+double AlgorithmTrafficFactor(Algorithm a, int64_t group) {
+  const auto n = static_cast<double>(std::max<int64_t>(group, 2));
+  switch (a) {
+    case Algorithm::kRing:
+    case Algorithm::kTwoShot: return 1.0;
+    case Algorithm::kOneShot: return n / 2.0;           // (n−1)·S over 2(n−1)/n·S
+    case Algorithm::kNvls: return n / (2.0 * (n - 1));  // S over 2(n−1)/n·S
+  }
+  return 1.0;
+}
+
+// The fallback chains: a variant a profile lacks is predicted with the next one it has.
+std::string_view FallbackVariant(std::string_view variant) {
+  static constexpr std::pair<std::string_view, std::string_view> kChain[] = {
+      {"fp8_block", "fp8"}, {"fp4", "fp8"},  {"w4a8", "fp8"},  {"int8", "fp8"},
+      {"fp8", "bf16"},      {"w4a16", "bf16"}, {"w8a16", "bf16"}, {"fp16", "bf16"},
+      {"fp32", "bf16"},     {"fp8_kv", "bf16"},
+  };
+  for (const auto& [from, to] : kChain) {
+    if (from == variant) return to;
+  }
+  return "";
+}
+
+const KernelParams* DeviceProfile::Find(KernelClass cls, std::string_view variant) const {
+  for (std::string_view v = variant; !v.empty(); v = FallbackVariant(v)) {
+    for (const KernelParams& k : kernels) {
+      if (k.cls == cls && k.variant == v) return &k;
+    }
+  }
+  return nullptr;
+}
+
+bool DeviceProfile::Serves(std::string_view device_id) const {
+  return device == device_id ||
+         std::find(applies_to.begin(), applies_to.end(), device_id) != applies_to.end();
+}
+
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using simdjson::dom::object;
+
+std::string Describe(element value) {
+  switch (value.type()) {
+    case element_type::ARRAY: return "an array";
+    case element_type::OBJECT: return "an object";
+    case element_type::NULL_VALUE: return "null";
+    case element_type::STRING: {
+      std::string_view s;
+      if (value.get_string().get(s) != simdjson::SUCCESS) return "a string";
+      constexpr size_t kMaxShown = 40;
+      return "\"" + std::string(s.substr(0, kMaxShown)) + (s.size() > kMaxShown ? "...\"" : "\"");
+    }
+    default: return simdjson::minify(value);
+  }
+}
+
+// Reads one JSON object field by field, refusing duplicates and unknown keys, and naming the
+// object's path in every message.
+class ObjectReader {
+ public:
+  using Handler = std::function<std::optional<Error>(element)>;
+
+  ObjectReader(std::string context) : context_(std::move(context)) {}
+
+  void Field(std::string_view key, bool required, Handler handler) {
+    fields_.push_back({key, required, std::move(handler)});
+  }
+
+  std::optional<Error> Read(element value) const {
+    object obj;
+    if (value.get_object().get(obj) != simdjson::SUCCESS) {
+      return Error{context_ + ": expected an object, got " + Describe(value)};
+    }
+    std::vector<std::string_view> seen;
+    for (auto field : obj) {
+      if (std::find(seen.begin(), seen.end(), field.key) != seen.end()) {
+        return Error{context_ + ": field '" + std::string(field.key) + "' appears more than once"};
+      }
+      seen.push_back(field.key);
+      const auto it = std::find_if(fields_.begin(), fields_.end(),
+                                   [&](const Spec& s) { return s.key == field.key; });
+      if (it == fields_.end()) {
+        std::string known;
+        for (const Spec& s : fields_) known += (known.empty() ? "" : ", ") + std::string(s.key);
+        return Error{context_ + ": field '" + std::string(field.key) + "': unknown field (known: " +
+                     known + ")"};
+      }
+      if (auto error = it->handler(field.value)) return error;
+    }
+    for (const Spec& s : fields_) {
+      if (s.required && std::find(seen.begin(), seen.end(), s.key) == seen.end()) {
+        return Error{context_ + ": missing required field '" + std::string(s.key) + "'"};
+      }
+    }
+    return std::nullopt;
+  }
+
+  const std::string& context() const { return context_; }
+
+  // Field readers that validate their value's type and range.
+  Handler Number(std::string_view key, double min, double max, bool min_open, double& out) const {
+    return [this, key, min, max, min_open, &out](element v) -> std::optional<Error> {
+      double x = 0;
+      const element_type t = v.type();
+      const bool numeric =
+          t == element_type::INT64 || t == element_type::UINT64 || t == element_type::DOUBLE;
+      if (!numeric || v.get_double().get(x) != simdjson::SUCCESS || !std::isfinite(x) ||
+          x < min || x > max || (min_open && x == min)) {
+        char range[96];
+        std::snprintf(range, sizeof range, "expected a number in %s%g, %g], got ",
+                      min_open ? "(" : "[", min, max);
+        return Error{context_ + ": field '" + std::string(key) + "': " + range + Describe(v)};
+      }
+      out = x;
+      return std::nullopt;
+    };
+  }
+  Handler Integer(std::string_view key, int64_t min, int64_t max, int64_t& out) const {
+    return [this, key, min, max, &out](element v) -> std::optional<Error> {
+      int64_t x = 0;
+      if (v.type() != element_type::INT64 && v.type() != element_type::UINT64) {
+        return Error{context_ + ": field '" + std::string(key) + "': expected an integer, got " +
+                     Describe(v)};
+      }
+      if (v.get_int64().get(x) != simdjson::SUCCESS || x < min || x > max) {
+        return Error{context_ + ": field '" + std::string(key) + "': expected an integer in " +
+                     std::to_string(min) + ".." + std::to_string(max) + ", got " + Describe(v)};
+      }
+      out = x;
+      return std::nullopt;
+    };
+  }
+  Handler String(std::string_view key, bool non_empty, std::string& out) const {
+    return [this, key, non_empty, &out](element v) -> std::optional<Error> {
+      std::string_view s;
+      if (v.get_string().get(s) != simdjson::SUCCESS || (non_empty && s.empty())) {
+        return Error{context_ + ": field '" + std::string(key) + "': expected a " +
+                     (non_empty ? "non-empty " : "") + "string, got " + Describe(v)};
+      }
+      out = std::string(s);
+      return std::nullopt;
+    };
+  }
+  Handler Bool(std::string_view key, bool& out) const {
+    return [this, key, &out](element v) -> std::optional<Error> {
+      if (v.get_bool().get(out) != simdjson::SUCCESS) {
+        return Error{context_ + ": field '" + std::string(key) + "': expected true or false, got " +
+                     Describe(v)};
+      }
+      return std::nullopt;
+    };
+  }
+  Handler Strings(std::string_view key, std::vector<std::string>& out) const {
+    return [this, key, &out](element v) -> std::optional<Error> {
+      simdjson::dom::array list;
+      if (v.get_array().get(list) != simdjson::SUCCESS) {
+        return Error{context_ + ": field '" + std::string(key) +
+                     "': expected an array of strings, got " + Describe(v)};
+      }
+      for (element item : list) {
+        std::string_view s;
+        if (item.get_string().get(s) != simdjson::SUCCESS || s.empty()) {
+          return Error{context_ + ": field '" + std::string(key) +
+                       "': expected non-empty strings, got " + Describe(item)};
+        }
+        out.emplace_back(s);
+      }
+      return std::nullopt;
+    };
+  }
+
+ private:
+  struct Spec {
+    std::string_view key;
+    bool required;
+    Handler handler;
+  };
+  std::string context_;
+  std::vector<Spec> fields_;
+};
+
+std::optional<Error> ReadFit(element v, const std::string& context, FitStats& fit) {
+  ObjectReader r(context + ": field 'fit'");
+  int64_t samples = 0, folds = 0;
+  r.Field("samples", true, r.Integer("samples", 1, 100000000, samples));
+  r.Field("folds", true, r.Integer("folds", 0, 1000, folds));
+  r.Field("median_abs_error", true, r.Number("median_abs_error", 0, 1e6, false, fit.median_abs_error));
+  r.Field("p90_abs_error", true, r.Number("p90_abs_error", 0, 1e6, false, fit.p90_abs_error));
+  if (auto error = r.Read(v)) return error;
+  fit.samples = static_cast<uint32_t>(samples);
+  fit.folds = static_cast<uint32_t>(folds);
+  return std::nullopt;
+}
+
+bool ValidVariant(std::string_view v) {
+  return !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+std::optional<Error> ReadKernel(element v, const std::string& context, KernelParams& k) {
+  ObjectReader r(context);
+  std::string cls, variant;
+  r.Field("class", true, r.String("class", true, cls));
+  r.Field("variant", true, r.String("variant", true, variant));
+  r.Field("overhead_s", true, r.Number("overhead_s", 0, 1, false, k.overhead_s));
+  r.Field("bandwidth_efficiency", true,
+          r.Number("bandwidth_efficiency", 0, 1, true, k.bandwidth_efficiency));
+  r.Field("compute_efficiency", false,
+          r.Number("compute_efficiency", 0, 1, true, k.compute_efficiency));
+  r.Field("overlap", false, r.Number("overlap", 0, 1, false, k.overlap));
+  r.Field("tile_m", false, r.Integer("tile_m", 1, 4096, k.tile_m));
+  r.Field("tile_n", false, r.Integer("tile_n", 1, 4096, k.tile_n));
+  r.Field("wave_exponent", false, r.Number("wave_exponent", 0, 1, false, k.wave_exponent));
+  r.Field("wave_latency_s", false, r.Number("wave_latency_s", 0, 1, false, k.wave_latency_s));
+  r.Field("fit", false, [&](element f) { return ReadFit(f, context, k.fit); });
+  if (auto error = r.Read(v)) return error;
+  const auto parsed = ParseKernelClass(cls);
+  if (!parsed || Info(*parsed).kind == KernelKind::kLink ||
+      Info(*parsed).kind == KernelKind::kNoKernel) {
+    return Error{context + ": field 'class': '" + cls +
+                 "' is not a kernel class (known: gemm, grouped_gemm, attention_decode, "
+                 "attention_prefill, mla_decode, mla_prefill, memory; collectives go in "
+                 "'collectives')"};
+  }
+  if (!ValidVariant(variant)) {
+    return Error{context + ": field 'variant': expected lower-case letters, digits and '_', got \"" +
+                 variant + "\""};
+  }
+  k.cls = *parsed;
+  k.variant = std::move(variant);
+  return std::nullopt;
+}
+
+std::optional<Error> ReadCollective(element v, const std::string& context, CollectiveParams& c) {
+  ObjectReader r(context);
+  std::string cls, algorithm;
+  r.Field("class", true, r.String("class", true, cls));
+  r.Field("algorithm", true, r.String("algorithm", true, algorithm));
+  r.Field("latency_s", true, r.Number("latency_s", 0, 1, false, c.latency_s));
+  r.Field("latency_per_peer_s", false,
+          r.Number("latency_per_peer_s", 0, 1, false, c.latency_per_peer_s));
+  r.Field("bandwidth_efficiency", true,
+          r.Number("bandwidth_efficiency", 0, 1, true, c.bandwidth_efficiency));
+  r.Field("fit", false, [&](element f) { return ReadFit(f, context, c.fit); });
+  if (auto error = r.Read(v)) return error;
+  const auto parsed = ParseKernelClass(cls);
+  if (!parsed || Info(*parsed).kind != KernelKind::kLink) {
+    return Error{context + ": field 'class': '" + cls +
+                 "' is not a collective (known: all_reduce, all_gather, reduce_scatter, "
+                 "all_to_all, send_recv)"};
+  }
+  const auto alg = ParseAlgorithm(algorithm);
+  if (!alg) {
+    return Error{context + ": field 'algorithm': unknown algorithm '" + algorithm +
+                 "' (known: ring, two_shot, one_shot, nvls)"};
+  }
+  if (*parsed != KernelClass::kAllReduce && *alg != Algorithm::kRing) {
+    return Error{context + ": field 'algorithm': " + cls + " has only the 'ring' algorithm"};
+  }
+  c.cls = *parsed;
+  c.algorithm = *alg;
+  return std::nullopt;
+}
+
+template <typename T, typename ReadOne>
+ObjectReader::Handler ListOf(const std::string& context, std::string_view key, std::vector<T>& out,
+                             ReadOne read_one) {
+  return [context, key, &out, read_one](element v) -> std::optional<Error> {
+    simdjson::dom::array list;
+    if (v.get_array().get(list) != simdjson::SUCCESS) {
+      return Error{context + ": field '" + std::string(key) + "': expected an array, got " +
+                   Describe(v)};
+    }
+    size_t index = 0;
+    for (element item : list) {
+      T t;
+      const std::string item_context =
+          context + ": " + std::string(key) + "[" + std::to_string(index++) + "]";
+      if (auto error = read_one(item, item_context, t)) return error;
+      out.push_back(std::move(t));
+    }
+    return std::nullopt;
+  };
+}
+
+std::optional<Error> CheckDevice(const DeviceProfile& d, const std::string& context) {
+  for (size_t i = 0; i < d.kernels.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (d.kernels[i].cls == d.kernels[j].cls && d.kernels[i].variant == d.kernels[j].variant) {
+        return Error{context + ": kernels[" + std::to_string(i) + "]: class '" +
+                     std::string(KernelClassName(d.kernels[i].cls)) + "' variant '" +
+                     d.kernels[i].variant + "' appears more than once"};
+      }
+    }
+  }
+  for (size_t i = 0; i < d.collectives.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (d.collectives[i].cls == d.collectives[j].cls &&
+          d.collectives[i].algorithm == d.collectives[j].algorithm) {
+        return Error{context + ": collectives[" + std::to_string(i) + "]: class '" +
+                     std::string(KernelClassName(d.collectives[i].cls)) + "' algorithm '" +
+                     std::string(AlgorithmName(d.collectives[i].algorithm)) +
+                     "' appears more than once"};
+      }
+    }
+  }
+  if (d.basis != "fitted" && d.basis != "public" && d.basis != "derived") {
+    return Error{context + ": field 'basis': expected \"fitted\", \"public\" or \"derived\", got \"" +
+                 d.basis + "\""};
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> ReadDevice(element v, const std::string& outer, DeviceProfile& d) {
+  // Name the entry by its device id in later messages when it has one.
+  std::string context = outer;
+  object obj;
+  std::string_view id;
+  if (v.get_object().get(obj) == simdjson::SUCCESS && obj["device"].get_string().get(id) ==
+                                                          simdjson::SUCCESS) {
+    context = outer.substr(0, outer.rfind(": ")) + ": device '" + std::string(id) + "'";
+  }
+  ObjectReader r(context);
+  r.Field("device", true, r.String("device", true, d.device));
+  r.Field("applies_to", false, r.Strings("applies_to", d.applies_to));
+  r.Field("basis", true, r.String("basis", true, d.basis));
+  r.Field("source", true, r.String("source", true, d.source));
+  r.Field("chunked_prefill_tokens", false,
+          r.Integer("chunked_prefill_tokens", 0, 1000000000, d.chunked_prefill_tokens));
+  r.Field("kernels", false, ListOf(context, "kernels", d.kernels, ReadKernel));
+  r.Field("collectives", false, ListOf(context, "collectives", d.collectives, ReadCollective));
+  if (auto error = r.Read(v)) return error;
+  return CheckDevice(d, context);
+}
+
+std::optional<Error> ReadDefaults(element v, const std::string& context, EngineDefaults& d) {
+  ObjectReader r(context + ": field 'defaults'");
+  r.Field("kv_dtype", true, r.String("kv_dtype", true, d.kv_dtype));
+  r.Field("chunked_prefill_tokens", true,
+          r.Integer("chunked_prefill_tokens", 0, 1000000000, d.chunked_prefill_tokens));
+  r.Field("cuda_graphs", true, r.Bool("cuda_graphs", d.cuda_graphs));
+  r.Field("source", true, r.String("source", true, d.source));
+  if (auto error = r.Read(v)) return error;
+  if (d.kv_dtype != "auto" && !format::ParseFormat(d.kv_dtype)) {
+    return Error{r.context() + ": field 'kv_dtype': unknown format '" + d.kv_dtype +
+                 "' (a format name such as bf16 or fp8_e4m3, or \"auto\")"};
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> ReadOverheads(element v, const std::string& context, StepOverheads& o) {
+  ObjectReader r(context + ": field 'overheads'");
+  r.Field("step_s", true, r.Number("step_s", 0, 10, false, o.step_s));
+  r.Field("sampling_s", true, r.Number("sampling_s", 0, 10, false, o.sampling_s));
+  r.Field("launch_s", true, r.Number("launch_s", 0, 1, false, o.launch_s));
+  r.Field("source", true, r.String("source", true, o.source));
+  return r.Read(v);
+}
+
+std::optional<Error> CheckProfile(const EngineProfile& p, const std::string& context) {
+  for (const std::string& op : p.fused_ops) {
+    if (!ir::ParseOpKind(op)) {
+      return Error{context + ": field 'fused_ops': unknown op kind '" + op + "'"};
+    }
+  }
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      const DeviceProfile& a = p.devices[i];
+      const DeviceProfile& b = p.devices[j];
+      std::vector<std::string> ids = a.applies_to;
+      ids.push_back(a.device);
+      for (const std::string& id : ids) {
+        if (b.Serves(id)) {
+          return Error{context + ": device '" + id + "' has two entries (devices[" +
+                       std::to_string(j) + "] and devices[" + std::to_string(i) + "])"};
+        }
+      }
+    }
+  }
+  if (p.devices.empty() && !p.transparent) {
+    return Error{context + ": field 'devices': a profile that is not transparent needs at least "
+                           "one device entry"};
+  }
+  return std::nullopt;
+}
+
+std::string DescribeParseError(simdjson::error_code code) {
+  switch (code) {
+    case simdjson::TAPE_ERROR:
+      return "truncated or malformed JSON (unbalanced brackets, a missing value or comma, or a "
+             "non-JSON literal such as NaN)";
+    case simdjson::UNCLOSED_STRING: return "truncated JSON: unclosed string";
+    case simdjson::NUMBER_ERROR: return "malformed or out-of-range number";
+    case simdjson::UTF8_ERROR: return "invalid UTF-8";
+    default: break;
+  }
+  std::string message = simdjson::error_message(code);
+  if (!message.empty() && message[0] >= 'A' && message[0] <= 'Z') {
+    message[0] = static_cast<char>(message[0] - 'A' + 'a');
+  }
+  while (!message.empty() && (message.back() == '.' || message.back() == ' ')) message.pop_back();
+  return "not valid JSON: " + message;
+}
+
+}  // namespace
+
+Result<EngineProfile> ParseEngineProfile(std::string_view json_text, std::string_view origin) {
+  json_text = SkipUtf8Bom(json_text);
+  const std::string context(origin);
+  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return MakeError(context + ": empty document, expected a JSON object");
+  }
+  simdjson::dom::parser parser;
+  simdjson::padded_string padded(json_text);
+  element root;
+  if (auto code = parser.parse(padded).get(root); code != simdjson::SUCCESS) {
+    return MakeError(context + ": " + DescribeParseError(code));
+  }
+  EngineProfile p;
+  ObjectReader r(context);
+  r.Field("schema_version", true, r.Integer("schema_version", 1, 1, p.schema_version));
+  r.Field("engine", true, r.String("engine", true, p.engine));
+  r.Field("description", true, r.String("description", true, p.description));
+  r.Field("version", true, r.String("version", true, p.version));
+  r.Field("transparent", false, r.Bool("transparent", p.transparent));
+  r.Field("defaults", true, [&](element v) { return ReadDefaults(v, context, p.defaults); });
+  r.Field("overheads", true, [&](element v) { return ReadOverheads(v, context, p.overheads); });
+  r.Field("fused_ops", false, r.Strings("fused_ops", p.fused_ops));
+  r.Field("default_for", false, r.Strings("default_for", p.default_for));
+  r.Field("devices", true, ListOf(context, "devices", p.devices, ReadDevice));
+  if (auto error = r.Read(root)) return std::unexpected(*error);
+  if (auto error = CheckProfile(p, context)) return std::unexpected(*error);
+  return p;
+}
+
+Result<EngineProfile> LoadEngineProfileFile(const std::string& path) {
+  Result<std::string> text = ReadFile(path, uint64_t{1} << 28);
+  if (!text) return std::unexpected(text.error());
+  return ParseEngineProfile(*text, path);
+}
+
+const std::vector<EngineProfile>& BuiltinProfiles() {
+  static const std::vector<EngineProfile> profiles = [] {
+    std::vector<EngineProfile> out;
+    for (const auto& [file, json] : kEngineProfilesJson) {
+      Result<EngineProfile> p = ParseEngineProfile(json, "built-in " + std::string(file));
+      if (!p) std::fprintf(stderr, "opscope: internal error: %s\n", p.error().message.c_str());
+      assert(p && "every embedded data/engines/*.json must parse");
+      if (p) out.push_back(std::move(*p));
+    }
+    return out;
+  }();
+  return profiles;
+}
+
+Result<const EngineProfile*> FindBuiltinProfile(std::string_view engine) {
+  std::string known;
+  for (const EngineProfile& p : BuiltinProfiles()) {
+    if (p.engine == engine) return &p;
+    known += (known.empty() ? "" : ", ") + p.engine;
+  }
+  return MakeError("unknown engine '" + std::string(engine) + "' (known: " + known +
+                   "; or pass --engine FILE.json)");
+}
+
+Result<EngineProfile> ResolveEngineProfile(std::string_view name_or_path) {
+  if (name_or_path.ends_with(".json")) return LoadEngineProfileFile(std::string(name_or_path));
+  auto p = FindBuiltinProfile(name_or_path);
+  if (!p) return std::unexpected(p.error());
+  return **p;
+}
+
+int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& device) {
+  return device.chunked_prefill_tokens > 0 ? device.chunked_prefill_tokens
+                                           : profile.defaults.chunked_prefill_tokens;
+}
+
+Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
+                                               const device::Device& device) {
+  for (const DeviceProfile& d : profile.devices) {
+    if (d.device == device.name) return &d;
+  }
+  for (const DeviceProfile& d : profile.devices) {
+    if (d.Serves(device.name)) return &d;
+  }
+  for (const DeviceProfile& d : profile.devices) {
+    if (d.device == "*") return &d;
+  }
+  if (profile.transparent) {
+    static const DeviceProfile kTransparent{"*", {}, "derived", "transparent profile", 0, {}, {}};
+    return &kTransparent;
+  }
+  std::string known;
+  for (const DeviceProfile& d : profile.devices) {
+    known += (known.empty() ? "" : ", ") + d.device;
+    for (const std::string& a : d.applies_to) known += ", " + a;
+  }
+  return MakeError("engine '" + profile.engine + "' has no profile for device '" + device.name +
+                   "' (it has: " + known + "); '--engine roofline' predicts any device at its "
+                   "roofline");
+}
+
+std::string_view DefaultEngine(const device::Device& device) {
+  for (const EngineProfile& p : BuiltinProfiles()) {
+    if (std::find(p.default_for.begin(), p.default_for.end(), device.name) != p.default_for.end()) {
+      return p.engine;
+    }
+  }
+  for (std::string_view engine : {std::string_view("vllm"), std::string_view("llama.cpp")}) {
+    auto p = FindBuiltinProfile(engine);
+    if (!p) continue;
+    for (const DeviceProfile& d : (*p)->devices) {
+      if (d.device != "*" && d.Serves(device.name)) return engine;
+    }
+  }
+  return "roofline";
+}
+
+// ---- Writing ------------------------------------------------------------------------------
+
+namespace {
+
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  return buf;
+}
+
+std::string FitJson(const FitStats& f) {
+  return "{\"samples\": " + std::to_string(f.samples) + ", \"folds\": " + std::to_string(f.folds) +
+         ", \"median_abs_error\": " + Num(f.median_abs_error) +
+         ", \"p90_abs_error\": " + Num(f.p90_abs_error) + "}";
+}
+
+std::string KernelJson(const KernelParams& k) {
+  std::string s = "{\"class\": " + Quote(KernelClassName(k.cls)) + ", \"variant\": " +
+                  Quote(k.variant) + ", \"overhead_s\": " + Num(k.overhead_s) +
+                  ", \"bandwidth_efficiency\": " + Num(k.bandwidth_efficiency) +
+                  ", \"compute_efficiency\": " + Num(k.compute_efficiency) +
+                  ", \"overlap\": " + Num(k.overlap) + ", \"tile_m\": " + std::to_string(k.tile_m) +
+                  ", \"tile_n\": " + std::to_string(k.tile_n) +
+                  ", \"wave_exponent\": " + Num(k.wave_exponent) +
+                  ", \"wave_latency_s\": " + Num(k.wave_latency_s);
+  if (k.fit.samples > 0) s += ",\n         \"fit\": " + FitJson(k.fit);
+  return s + "}";
+}
+
+std::string CollectiveJson(const CollectiveParams& c) {
+  std::string s = "{\"class\": " + Quote(KernelClassName(c.cls)) + ", \"algorithm\": " +
+                  Quote(AlgorithmName(c.algorithm)) + ", \"latency_s\": " + Num(c.latency_s) +
+                  ", \"latency_per_peer_s\": " + Num(c.latency_per_peer_s) +
+                  ", \"bandwidth_efficiency\": " + Num(c.bandwidth_efficiency);
+  if (c.fit.samples > 0) s += ",\n         \"fit\": " + FitJson(c.fit);
+  return s + "}";
+}
+
+std::string StringList(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + Quote(v[i]);
+  return s + "]";
+}
+
+std::string DeviceJson(const DeviceProfile& d) {
+  std::string s = "    {\"device\": " + Quote(d.device) + ",\n";
+  if (!d.applies_to.empty()) s += "     \"applies_to\": " + StringList(d.applies_to) + ",\n";
+  s += "     \"basis\": " + Quote(d.basis) + ",\n     \"source\": " + Quote(d.source) + ",\n";
+  if (d.chunked_prefill_tokens > 0) {
+    s += "     \"chunked_prefill_tokens\": " + std::to_string(d.chunked_prefill_tokens) + ",\n";
+  }
+  s += "     \"kernels\": [";
+  for (size_t i = 0; i < d.kernels.size(); ++i) {
+    s += (i ? ",\n        " : "\n        ") + KernelJson(d.kernels[i]);
+  }
+  s += d.kernels.empty() ? "],\n" : "\n     ],\n";
+  s += "     \"collectives\": [";
+  for (size_t i = 0; i < d.collectives.size(); ++i) {
+    s += (i ? ",\n        " : "\n        ") + CollectiveJson(d.collectives[i]);
+  }
+  s += d.collectives.empty() ? "]}" : "\n     ]}";
+  return s;
+}
+
+}  // namespace
+
+std::string EngineProfileJson(const EngineProfile& p) {
+  std::string s = "{\n  \"schema_version\": " + std::to_string(p.schema_version) + ",\n";
+  s += "  \"engine\": " + Quote(p.engine) + ",\n";
+  s += "  \"description\": " + Quote(p.description) + ",\n";
+  s += "  \"version\": " + Quote(p.version) + ",\n";
+  if (p.transparent) s += "  \"transparent\": true,\n";
+  s += "  \"defaults\": {\"kv_dtype\": " + Quote(p.defaults.kv_dtype) +
+       ", \"chunked_prefill_tokens\": " + std::to_string(p.defaults.chunked_prefill_tokens) +
+       ", \"cuda_graphs\": " + (p.defaults.cuda_graphs ? "true" : "false") +
+       ",\n    \"source\": " + Quote(p.defaults.source) + "},\n";
+  s += "  \"overheads\": {\"step_s\": " + Num(p.overheads.step_s) +
+       ", \"sampling_s\": " + Num(p.overheads.sampling_s) +
+       ", \"launch_s\": " + Num(p.overheads.launch_s) +
+       ",\n    \"source\": " + Quote(p.overheads.source) + "},\n";
+  s += "  \"fused_ops\": " + StringList(p.fused_ops) + ",\n";
+  if (!p.default_for.empty()) s += "  \"default_for\": " + StringList(p.default_for) + ",\n";
+  s += "  \"devices\": [";
+  for (size_t i = 0; i < p.devices.size(); ++i) {
+    s += (i ? ",\n" : "\n") + DeviceJson(p.devices[i]);
+  }
+  s += p.devices.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return s;
+}
+
+}  // namespace opscope::predict

@@ -1,0 +1,186 @@
+// Engine profiles (data/engines/*.json, docs/engines.md): what one serving engine achieves on
+// one device, as a few physical parameters per kernel class — efficiencies against the
+// device's peaks, fixed per-kernel overheads, tile sizes, collective latencies — plus the
+// engine's per-step overheads and defaults. The built-in profiles are embedded at build time;
+// `opscope calibrate` fits the `fitted` device entries from measured kernel latencies.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "device/device.h"
+#include "support/error.h"
+
+namespace opscope::predict {
+
+enum class KernelKind : uint8_t { kMma, kMemory, kLink, kNoKernel };
+
+enum class KernelClass : uint8_t {
+#define OPSCOPE_KERNEL_CLASS(e, name, kind, what) e,
+#include "predict/kernel_classes.def"
+#undef OPSCOPE_KERNEL_CLASS
+};
+
+struct KernelClassInfo {
+  std::string_view name;
+  KernelKind kind;
+  std::string_view what;
+};
+inline constexpr KernelClassInfo kKernelClasses[] = {
+#define OPSCOPE_KERNEL_CLASS(e, name, kind, what) {name, KernelKind::kind, what},
+#include "predict/kernel_classes.def"
+#undef OPSCOPE_KERNEL_CLASS
+};
+inline constexpr int kNumKernelClasses =
+    static_cast<int>(sizeof(kKernelClasses) / sizeof(kKernelClasses[0]));
+static_assert(kNumKernelClasses == static_cast<int>(KernelClass::kNone) + 1,
+              "kernel_classes.def and KernelClass must have the same rows");
+
+inline const KernelClassInfo& Info(KernelClass c) { return kKernelClasses[static_cast<int>(c)]; }
+inline std::string_view KernelClassName(KernelClass c) { return Info(c).name; }
+std::optional<KernelClass> ParseKernelClass(std::string_view name);
+
+// Collective algorithms. Each moves `factor` times the ring's link bytes (the ledger's
+// bytes_link) over the link, for a group of n:
+//   ring      1              NCCL ring / tree: 2(n−1)/n·S for an all-reduce of S bytes
+//   two_shot  1              reduce-scatter + all-gather over direct peer reads
+//   one_shot  n/2            every rank reads all n−1 peers' whole buffers: (n−1)·S
+//   nvls      n/(2(n−1))     the switch reduces (NVLink SHARP): S in and S out per rank
+enum class Algorithm : uint8_t { kRing, kTwoShot, kOneShot, kNvls };
+inline constexpr std::array<std::string_view, 4> kAlgorithmNames = {"ring", "two_shot",
+                                                                    "one_shot", "nvls"};
+inline std::string_view AlgorithmName(Algorithm a) {
+  return kAlgorithmNames[static_cast<int>(a)];
+}
+std::optional<Algorithm> ParseAlgorithm(std::string_view name);
+double AlgorithmTrafficFactor(Algorithm a, int64_t group);
+
+// How well a fitted parameter set predicts measurements it was not fitted on.
+struct FitStats {
+  uint32_t samples = 0;        // measurements fitted (0: not fitted)
+  uint32_t folds = 0;          // k of the k-fold cross-validation
+  double median_abs_error = 0; // held-out |predicted / measured − 1|, median
+  double p90_abs_error = 0;    // and 90th percentile
+};
+
+// One kernel class's parameters for one variant (docs/engines.md "Kernel model"):
+//   t = overhead_s + max(t_mem, t_mma, t_waves) + (1 − overlap) · min(t_mem, t_mma)
+//   t_mem = bytes / (bandwidth_efficiency · DRAM bytes/s)
+//   t_mma = FLOPs / (compute_efficiency · tile_eff · wave_eff^wave_exponent · peak[class])
+//   t_waves = waves · wave_latency_s, waves = ceil(tiles / compute units)
+// Efficiencies are at most 1 and the overhead is non-negative, so t ≥ the node's roofline.
+struct KernelParams {
+  KernelClass cls = KernelClass::kMemory;
+  std::string variant;                // "bf16", "fp8_block", "fp8_kv", ... (docs/engines.md)
+  double overhead_s = 0;
+  double bandwidth_efficiency = 1;
+  double compute_efficiency = 1;
+  double overlap = 1;
+  int64_t tile_m = 1, tile_n = 1;     // 1: no tile quantization along that axis
+  double wave_exponent = 0;           // 0: no wave quantization
+  double wave_latency_s = 0;          // least time of one wave of tiles (CTAs)
+  FitStats fit;
+};
+
+// One collective algorithm on one link:
+//   t = latency_s + latency_per_peer_s · (n − 1) + factor · bytes_link /
+//       (bandwidth_efficiency · interconnect bytes/s)
+struct CollectiveParams {
+  KernelClass cls = KernelClass::kAllReduce;
+  Algorithm algorithm = Algorithm::kRing;
+  double latency_s = 0;
+  double latency_per_peer_s = 0;
+  double bandwidth_efficiency = 1;
+  FitStats fit;
+};
+
+// An engine's parameters on one device (or a family of devices).
+struct DeviceProfile {
+  std::string device;                   // a device id, or "*" for every device
+  std::vector<std::string> applies_to;  // further device ids this entry serves
+  std::string basis;                    // "fitted", "public", "derived"
+  std::string source;
+  // The engine's default chunk of prompt tokens per step on this device, where it differs
+  // from the engine's default (vLLM and SGLang size it by device memory); 0: the engine's.
+  int64_t chunked_prefill_tokens = 0;
+  std::vector<KernelParams> kernels;
+  std::vector<CollectiveParams> collectives;
+
+  // The parameters of `cls` for `variant`, else for the first variant of its fallback chain
+  // the entry has (FallbackVariant); nullptr when none.
+  const KernelParams* Find(KernelClass cls, std::string_view variant) const;
+  bool Serves(std::string_view device_id) const;
+};
+
+// What a serving engine does by default (each with its source).
+struct EngineDefaults {
+  std::string kv_dtype = "auto";        // a format name, or "auto": the model's dtype
+  int64_t chunked_prefill_tokens = 0;   // 0: no chunked prefill by default
+  bool cuda_graphs = true;              // decode steps replay CUDA graphs
+  std::string source;
+};
+
+// Fixed costs per engine step, outside the kernels.
+struct StepOverheads {
+  double step_s = 0;      // scheduler, input preparation, graph launch, output processing
+  double sampling_s = 0;  // sampling the next tokens (per step that samples)
+  double launch_s = 0;    // per kernel, added when the step runs without CUDA graphs
+  std::string source;
+};
+
+struct EngineProfile {
+  int64_t schema_version = 1;
+  std::string engine;         // the id users type after --engine
+  std::string description;
+  std::string version;        // engine versions the figures describe
+  // A transparent profile predicts every node at its roofline time, with no overheads.
+  bool transparent = false;
+  EngineDefaults defaults;
+  StepOverheads overheads;
+  std::vector<std::string> fused_ops;  // op kinds the engine fuses into a neighbour kernel
+  // Devices this engine is the default for when the user names none (DefaultEngine).
+  std::vector<std::string> default_for;
+  std::vector<DeviceProfile> devices;
+};
+
+// The variant a missing variant falls back to ("fp8_block" → "fp8" → "bf16"); "" at the end
+// of a chain. One table (profile.cc).
+std::string_view FallbackVariant(std::string_view variant);
+
+// Parses and validates one profile; `origin` names the file in errors. Unknown fields,
+// duplicate fields, out-of-range numbers (efficiencies outside (0, 1], negative overheads)
+// and unknown classes are errors naming the field.
+Result<EngineProfile> ParseEngineProfile(std::string_view json_text, std::string_view origin);
+Result<EngineProfile> LoadEngineProfileFile(const std::string& path);
+
+// Every built-in profile (data/engines/*.json, embedded), in a fixed order.
+const std::vector<EngineProfile>& BuiltinProfiles();
+// A built-in profile by id; the error lists the known ids.
+Result<const EngineProfile*> FindBuiltinProfile(std::string_view engine);
+// --engine: a path ending in .json loads the file, anything else is a built-in id.
+Result<EngineProfile> ResolveEngineProfile(std::string_view name_or_path);
+
+// The chunk of prompt tokens per step the engine uses on a device entry by default (0: no
+// chunked prefill).
+int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& device);
+
+// The entry of `profile` for `device`: the entry naming the id, else one that lists it in
+// applies_to, else the "*" entry; an error naming the engine and the device otherwise.
+Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
+                                               const device::Device& device);
+
+// The engine a device gets when the user names none: the built-in profile whose default_for
+// lists it (llama.cpp for Apple, GeForce, Jetson and GB10 parts), else vllm where it has an
+// entry for the device (NVIDIA and AMD datacenter GPUs), else llama.cpp where it has one,
+// else roofline (TPUs, Gaudi).
+std::string_view DefaultEngine(const device::Device& device);
+
+// The profile as JSON (the layout ParseEngineProfile reads), deterministic: numbers with
+// seven significant digits, fields in schema order.
+std::string EngineProfileJson(const EngineProfile& profile);
+
+}  // namespace opscope::predict

@@ -1,0 +1,413 @@
+// Calibration: measurements read from both CSV layouts (and refused with one-line errors
+// naming file, line and column), synthetic kernels with known parameters recovered by the
+// robust fit (also with outliers), and the shipped profile reproduced by re-fitting a
+// documented subsample of the committed data (docs/engines.md "Reproducing the profiles").
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "device/device.h"
+#include "predict/calibrate.h"
+#include "predict/fit.h"
+#include "predict/measurements.h"
+#include "predict/profile.h"
+#include "predict/samples.h"
+
+namespace opscope::predict {
+namespace {
+
+const std::string kSource = OPSCOPE_SOURCE_DIR;
+
+MeasurementOptions Options(std::string engine = "vllm",
+                           std::optional<std::string> device = std::nullopt) {
+  MeasurementOptions o;
+  o.engine = std::move(engine);
+  o.device = std::move(device);
+  return o;
+}
+
+TEST(ParseMeasurements, UserLayoutWithKernelColumnAndMicroseconds) {
+  const std::string csv =
+      "kernel,gemm_dtype,m,n,k,latency_us\n"
+      "gemm,bfloat16,1,4096,4096,12.5\n"
+      "gemm,fp8,64,4096,4096,14\n";
+  auto f = ParseMeasurements(csv, "mine.csv", Options("vllm", "h100-sxm"));
+  ASSERT_TRUE(f.has_value()) << f.error().message;
+  ASSERT_EQ(f->rows.size(), 2u);
+  EXPECT_EQ(f->rows[0].kernel, MeasuredKernel::kGemm);
+  EXPECT_EQ(f->rows[0].device, "h100-sxm");
+  EXPECT_EQ(f->rows[0].engine, "vllm");
+  EXPECT_DOUBLE_EQ(f->rows[0].latency_s, 12.5e-6);
+  EXPECT_EQ(f->rows[1].Int("m"), 64);
+  EXPECT_EQ(f->rows[1].origin, "mine.csv:3");
+}
+
+TEST(ParseMeasurements, CalibrationSetLayoutTakesKernelDeviceAndEngineFromThePath) {
+  const std::string csv =
+      "kernel_source,num_gpus,message_size,latency,backend\n"
+      "vLLM_custom_graph,2,1024,0.0042,vllm_graph\n"
+      "vLLM_custom_eager,2,1024,0.0200,vllm_eager\n";
+  auto f = ParseMeasurements(csv, "data/calibration/h200_sxm/vllm-0.24.0/comm_custom_allreduce.csv",
+                             Options());
+  ASSERT_TRUE(f.has_value()) << f.error().message;
+  ASSERT_EQ(f->rows.size(), 1u);  // the eager row is not a served step
+  EXPECT_EQ(f->rows[0].kernel, MeasuredKernel::kAllReduce);
+  EXPECT_EQ(f->rows[0].device, "h200");
+  EXPECT_EQ(f->rows[0].engine, "vllm");
+  EXPECT_DOUBLE_EQ(f->rows[0].latency_s, 0.0042e-3);  // milliseconds
+  ASSERT_EQ(f->skipped.size(), 1u);
+  EXPECT_NE(f->skipped[0].find("1 rows skipped: all-reduce in eager mode"), std::string::npos)
+      << f->skipped[0];
+  // Another engine's file is skipped whole, and said.
+  auto other = ParseMeasurements(csv, "x/h200_sxm/sglang-0.5.14/comm_custom_allreduce.csv",
+                                 Options());
+  ASSERT_TRUE(other.has_value());
+  EXPECT_TRUE(other->rows.empty());
+  EXPECT_NE(other->skipped[0].find("rows of engine 'sglang'"), std::string::npos);
+}
+
+TEST(ParseMeasurements, BadInputIsAOneLineErrorNamingFileLineAndColumn) {
+  struct Case {
+    std::string csv, path, message;
+  };
+  const Case cases[] = {
+      {"kernel,m,n,k,latency_us\ngemm,1,2,3,4\n", "a.csv",
+       "a.csv:2: kernel 'gemm' needs column 'gemm_dtype'"},
+      {"kernel,gemm_dtype,m,n,k,latency_us\ngemm,bfloat16,1,x,3,4\n", "a.csv",
+       "a.csv:2: column 'n': expected a non-negative integer, got 'x'"},
+      {"kernel,gemm_dtype,m,n,k,latency_us\ngemm,bfloat16,1,2,3,-4\n", "a.csv",
+       "a.csv:2: column 'latency_us': expected a positive number, got '-4'"},
+      {"kernel,gemm_dtype,m,n,k,latency_us\nconv,bfloat16,1,2,3,4\n", "a.csv",
+       "a.csv:2: unknown kernel 'conv'"},
+      {"kernel,gemm_dtype,m,n,k,latency_us\ngemm,bfloat16,1,2,3\n", "a.csv",
+       "a.csv:2: 5 fields, the header has 6"},
+      {"kernel,gemm_dtype,m,n,k\ngemm,bfloat16,1,2,3\n", "a.csv", "a.csv:1: no latency column"},
+      {"kernel,gemm_dtype,mm,n,k,latency_s\n", "a.csv", "a.csv:1: unknown column 'mm'"},
+      {"m,n,k,latency_s\n1,2,3,4\n", "dir/weird.csv", "names no kernel"},
+      {"", "a.csv", "a.csv: empty file"},
+  };
+  for (const Case& c : cases) {
+    auto f = ParseMeasurements(c.csv, c.path, Options("vllm", "h100-sxm"));
+    ASSERT_FALSE(f.has_value()) << c.csv;
+    EXPECT_NE(f.error().message.find(c.message), std::string::npos)
+        << "got: " << f.error().message << "\nwant: " << c.message;
+    EXPECT_EQ(f.error().message.find('\n'), std::string::npos);
+  }
+  auto no_device = ParseMeasurements("kernel,gemm_dtype,m,n,k,latency_s\ngemm,bfloat16,1,2,3,4\n",
+                                     "a.csv", Options());
+  ASSERT_FALSE(no_device.has_value());
+  EXPECT_NE(no_device.error().message.find("a.csv:2: cannot tell the device"), std::string::npos);
+}
+
+// ---- Synthetic recovery -------------------------------------------------------------------
+
+Measurement GemmRow(int64_t m, int64_t n, int64_t k, int line) {
+  Measurement r;
+  r.kernel = MeasuredKernel::kGemm;
+  r.device = "h100-sxm";
+  r.engine = "synthetic";
+  r.origin = "synthetic:" + std::to_string(line);
+  r.values = {{"gemm_dtype", "bfloat16"},
+              {"m", std::to_string(m)},
+              {"n", std::to_string(n)},
+              {"k", std::to_string(k)}};
+  r.latency_s = 1;  // replaced by the known model's time
+  return r;
+}
+
+std::vector<Sample> GemmSamples(const KernelParams& truth, const DeviceRates& rates) {
+  const device::Device& h100 = *device::FindBuiltinDevice("h100-sxm");
+  std::vector<Sample> samples;
+  int line = 0;
+  for (int64_t m : {1, 8, 32, 100, 256, 1000, 4096, 16384}) {
+    for (int64_t n : {1024, 3000, 8192}) {
+      for (int64_t k : {1024, 4096, 14336}) {
+        std::string why;
+        auto s = MakeSample(GemmRow(m, n, k, ++line), h100, &why);
+        EXPECT_TRUE(s.has_value() && s->has_value()) << why;
+        (*s)->measured_s = SampleTime(**s, truth, rates);
+        samples.push_back(std::move(**s));
+      }
+    }
+  }
+  return samples;
+}
+
+KernelParams Truth() {
+  KernelParams t;
+  t.cls = KernelClass::kGemm;
+  t.variant = "bf16";
+  t.overhead_s = 4e-6;
+  t.bandwidth_efficiency = 0.82;
+  t.compute_efficiency = 0.71;
+  t.overlap = 0.6;
+  t.tile_m = 128;
+  t.tile_n = 128;
+  t.wave_exponent = 0.5;
+  t.wave_latency_s = 2e-7;
+  return t;
+}
+
+void ExpectRecovered(const KernelParams& fit, const KernelParams& truth, double tolerance) {
+  EXPECT_NEAR(fit.overhead_s, truth.overhead_s, tolerance * truth.overhead_s);
+  EXPECT_NEAR(fit.bandwidth_efficiency, truth.bandwidth_efficiency,
+              tolerance * truth.bandwidth_efficiency);
+  EXPECT_NEAR(fit.compute_efficiency, truth.compute_efficiency, tolerance * truth.compute_efficiency);
+}
+
+TEST(FitKernel, RecoversKnownGemmParameters) {
+  const DeviceRates rates = RatesOf(*device::FindBuiltinDevice("h100-sxm"));
+  const KernelParams truth = Truth();
+  const std::vector<Sample> samples = GemmSamples(truth, rates);
+  const KernelParams fit = FitKernel(samples, KernelClass::kGemm, "bf16", rates, {});
+  EXPECT_EQ(fit.tile_m, truth.tile_m);
+  EXPECT_EQ(fit.tile_n, truth.tile_n);
+  ExpectRecovered(fit, truth, 0.02);
+  // Held-out error of a model that generated the data exactly: essentially zero.
+  EXPECT_LT(fit.fit.median_abs_error, 0.01);
+  EXPECT_EQ(fit.fit.folds, 5u);
+  EXPECT_EQ(fit.fit.samples, samples.size());
+}
+
+TEST(FitKernel, RobustToOutliers) {
+  const DeviceRates rates = RatesOf(*device::FindBuiltinDevice("h100-sxm"));
+  const KernelParams truth = Truth();
+  std::vector<Sample> samples = GemmSamples(truth, rates);
+  for (size_t i = 0; i < samples.size(); i += 10) samples[i].measured_s *= 3;  // 10 % bad rows
+  const KernelParams fit = FitKernel(samples, KernelClass::kGemm, "bf16", rates, {});
+  // The efficiencies and the overhead survive; the tile choice may not (neighbouring tiles
+  // differ by less than the outliers' pull on this grid of shapes).
+  ExpectRecovered(fit, truth, 0.05);
+}
+
+TEST(FitAllReduce, RecoversKnownAlgorithms) {
+  const device::Device& h100 = *device::FindBuiltinDevice("h100-sxm");
+  const DeviceRates rates = RatesOf(h100);
+  const std::vector<CollectiveParams> truth = {
+      {KernelClass::kAllReduce, Algorithm::kOneShot, 3e-6, 3e-7, 0.30, {}},
+      {KernelClass::kAllReduce, Algorithm::kTwoShot, 9e-6, 6e-7, 0.55, {}}};
+  std::vector<Sample> samples;
+  int line = 0;
+  for (int gpus : {2, 4, 8}) {
+    for (int64_t elems = 512; elems <= (int64_t{1} << 27); elems *= 4) {
+      Measurement r;
+      r.kernel = MeasuredKernel::kAllReduce;
+      r.device = "h100-sxm";
+      r.origin = "synthetic:" + std::to_string(++line);
+      r.values = {{"num_gpus", std::to_string(gpus)}, {"message_size", std::to_string(elems)}};
+      std::string why;
+      auto s = MakeSample(r, h100, &why);
+      ASSERT_TRUE(s.has_value() && s->has_value()) << why;
+      (*s)->measured_s = SampleTime(**s, truth, rates);
+      samples.push_back(std::move(**s));
+    }
+  }
+  const Algorithm algorithms[] = {Algorithm::kOneShot, Algorithm::kTwoShot};
+  const auto fit = FitAllReduce(samples, algorithms, {}, rates, {});
+  ASSERT_EQ(fit.size(), 2u);
+  for (size_t a = 0; a < 2; ++a) {
+    EXPECT_NEAR(fit[a].latency_s, truth[a].latency_s, 0.03 * truth[a].latency_s);
+    EXPECT_NEAR(fit[a].bandwidth_efficiency, truth[a].bandwidth_efficiency,
+                0.03 * truth[a].bandwidth_efficiency);
+  }
+  EXPECT_LT(fit[0].fit.median_abs_error, 0.01);
+}
+
+TEST(ErrorStats, NearestRankPercentiles) {
+  const double measured[] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  const double predicted[] = {1.01, 0.98, 1.03, 1.04, 0.95, 1.06, 1.07, 0.92, 1.09, 1.5};
+  const FitStats s = ErrorStats(predicted, measured, 5);
+  EXPECT_NEAR(s.median_abs_error, 0.05, 1e-12);  // 5th of 10 sorted |errors|
+  EXPECT_NEAR(s.p90_abs_error, 0.09, 1e-12);     // 9th of 10
+}
+
+// ---- The shipped profile reproduced ---------------------------------------------------------
+
+// The documented subsample: TensorRT-LLM's GEMM table on H100 (the gemm groups of the h100-sxm
+// entry are fitted from this file alone). Re-fitting it must give the committed parameters.
+TEST(Calibrate, RefittingTheCommittedDataReproducesTheShippedProfile) {
+  const std::string file = kSource + "/data/calibration/h100_sxm/trtllm-1.3.0rc20/gemm.csv";
+  auto m = ReadMeasurements(file, Options("trtllm"));
+  ASSERT_TRUE(m.has_value()) << m.error().message;
+  auto base = LoadEngineProfileFile(kSource + "/data/engines/inputs/trtllm.json");
+  ASSERT_TRUE(base.has_value()) << base.error().message;
+  auto c = Calibrate({*m}, *base, {});
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const EngineProfile& shipped = **FindBuiltinProfile("trtllm");
+  const auto h100 = *device::FindBuiltinDevice("h100-sxm");
+  const DeviceProfile& want = **FindDeviceProfile(shipped, h100);
+  const DeviceProfile& got = **FindDeviceProfile(c->profile, h100);
+  size_t compared = 0;
+  for (const KernelParams& g : got.kernels) {
+    if (g.cls != KernelClass::kGemm) continue;
+    const KernelParams* w = want.Find(KernelClass::kGemm, g.variant);
+    ASSERT_NE(w, nullptr) << g.variant;
+    ASSERT_EQ(w->variant, g.variant);
+    const auto near = [](double a, double b) { return std::abs(a - b) <= 1e-5 * std::abs(b) + 1e-15; };
+    EXPECT_TRUE(near(g.overhead_s, w->overhead_s)) << g.variant << " " << g.overhead_s;
+    EXPECT_TRUE(near(g.bandwidth_efficiency, w->bandwidth_efficiency)) << g.variant;
+    EXPECT_TRUE(near(g.compute_efficiency, w->compute_efficiency)) << g.variant;
+    EXPECT_TRUE(near(g.overlap, w->overlap)) << g.variant;
+    EXPECT_TRUE(near(g.wave_exponent, w->wave_exponent)) << g.variant;
+    EXPECT_TRUE(near(g.wave_latency_s, w->wave_latency_s)) << g.variant;
+    EXPECT_EQ(g.tile_m, w->tile_m);
+    EXPECT_EQ(g.tile_n, w->tile_n);
+    EXPECT_EQ(g.fit.samples, w->fit.samples);
+    EXPECT_TRUE(near(g.fit.median_abs_error, w->fit.median_abs_error)) << g.variant;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 3u);  // bf16, fp8, fp8_block
+}
+
+TEST(Calibrate, NothingToFitIsAnError) {
+  auto base = LoadEngineProfileFile(kSource + "/data/engines/inputs/vllm.json");
+  ASSERT_TRUE(base.has_value());
+  auto c = Calibrate({}, *base, {});
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().message, "no measurements to fit for engine 'vllm'");
+}
+
+// ---- The held-out end-to-end measurements -----------------------------------------------------
+
+// A quoted-CSV line split into fields ("a,b" stays one field).
+std::vector<std::string> SplitQuoted(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<std::string>> ReadCsv(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) rows.push_back(SplitQuoted(line));
+  }
+  return rows;
+}
+
+// Every row cites its source and names a known engine, device and metric; none repeats a
+// llama.cpp scoreboard row the llama.cpp profile was computed from (a fit input).
+TEST(E2eMeasurements, CitedKnownAndNeverAFitInput) {
+  const auto rows = ReadCsv(kSource + "/tests/data/e2e_measurements.csv");
+  ASSERT_GT(rows.size(), 30u);
+  const std::vector<std::string>& header = rows[0];
+  ASSERT_EQ(header.size(), 14u);
+  EXPECT_EQ(header.back(), "source");
+  std::set<std::pair<std::string, std::string>> fit_inputs;  // (device, model)
+  for (const auto& r : ReadCsv(kSource + "/data/engines/inputs/llama.cpp-scoreboard.csv")) {
+    if (r.size() > 2) fit_inputs.insert({r[0], r[2]});
+  }
+  const std::set<std::string> metrics = {"tokens_per_s_per_user", "prefill_tokens_per_s",
+                                         "e2e_s"};
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    ASSERT_EQ(r.size(), header.size()) << "row " << i;
+    EXPECT_TRUE(FindBuiltinProfile(r[0]).has_value()) << r[0];
+    EXPECT_TRUE(device::FindBuiltinDevice(r[2]).has_value()) << r[2];
+    EXPECT_TRUE(metrics.count(r[10])) << r[10];
+    EXPECT_GT(std::stod(r[11]), 0) << "row " << i;
+    EXPECT_LE(std::stoi(r[9]), 16) << "concurrency ≤ 16, row " << i;
+    EXPECT_GE(r[13].size(), 20u) << "row " << i << " cites no source";
+    if (r[0] == "llama.cpp") {
+      EXPECT_FALSE(fit_inputs.count({r[2], r[5]})) << r[2] << " " << r[5];
+    }
+  }
+}
+
+// ---- The command ----------------------------------------------------------------------------
+
+struct CommandRun {
+  int status = -1;
+  std::string out, err;
+};
+
+CommandRun RunCalibrate(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("opscope_calibrate_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "out").string(), err = (dir / "err").string();
+  const int raw = std::system((std::string(OPSCOPE_BINARY) + " calibrate " + args + " >" + out +
+                               " 2>" + err).c_str());
+  CommandRun r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream o(out), e(err);
+  std::stringstream so, se;
+  so << o.rdbuf();
+  se << e.rdbuf();
+  r.out = so.str();
+  r.err = se.str();
+  return r;
+}
+
+TEST(CalibrateCommand, FitsAUsersCsvAndWritesAProfile) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("opscope_calibrate_cmd_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string csv = (dir / "mine.csv").string();
+  {
+    // GEMV-like calls at 80 % of H100's 3.35 TB/s plus 3 µs: latency_us = 3 + bytes / 2.68e6.
+    std::ofstream f(csv);
+    f << "kernel,gemm_dtype,m,n,k,latency_us\n";
+    for (int n : {1024, 2048, 4096, 8192}) {
+      for (int k : {1024, 2048, 4096, 8192}) {
+        for (int m : {1, 2, 4}) {
+          const double bytes = 2.0 * (double(n) * k + double(m) * k + double(m) * n);
+          f << "gemm,bfloat16," << m << "," << n << "," << k << "," << 3 + bytes / 2.68e6 << "\n";
+        }
+      }
+    }
+  }
+  const std::string profile = (dir / "p.json").string();
+  const CommandRun r = RunCalibrate(csv + " --engine myengine --device h100-sxm -o " + profile);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("h100-sxm       gemm               bf16"), std::string::npos) << r.out;
+  auto p = LoadEngineProfileFile(profile);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p->engine, "myengine");
+  const KernelParams* k = p->devices.at(0).Find(KernelClass::kGemm, "bf16");
+  ASSERT_NE(k, nullptr);
+  // Within a few percent: the small compute and overlap terms of these GEMVs trade a little
+  // with the bandwidth (exact recovery is FitKernel.RecoversKnownGemmParameters').
+  EXPECT_NEAR(k->bandwidth_efficiency, 0.8, 0.04);
+  EXPECT_NEAR(k->overhead_s, 3e-6, 0.5e-6);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CalibrateCommand, BadInputIsOneLineAndExitTwo) {
+  const std::string bad[][2] = {
+      {"/nonexistent.csv --engine vllm", "opscope: error: /nonexistent.csv"},
+      {kSource + "/data/calibration/h100_sxm/trtllm-1.3.0rc20/gemm.csv --engine roofline",
+       "opscope: error: engine 'roofline' is transparent"},
+      {kSource + "/data/calibration/h100_sxm/trtllm-1.3.0rc20/gemm.csv --engine vllm",
+       "opscope: error: no measurements to fit for engine 'vllm'"},
+      {kSource + "/data/calibration/h100_sxm/trtllm-1.3.0rc20/gemm.csv", "--engine is required"},
+  };
+  for (const auto& [args, message] : bad) {
+    const CommandRun r = RunCalibrate(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace opscope::predict

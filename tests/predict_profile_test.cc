@@ -1,0 +1,246 @@
+// Engine profiles as data: every built-in profile loads, names only known devices, carries its
+// sources and physically possible parameters, covers the devices the issue asks for, and
+// round-trips through its JSON writer; malformed profiles are one-line errors naming the field.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "device/device.h"
+#include "predict/profile.h"
+
+namespace opscope::predict {
+namespace {
+
+const EngineProfile& Builtin(std::string_view engine) {
+  auto p = FindBuiltinProfile(engine);
+  EXPECT_TRUE(p.has_value()) << engine;
+  return **p;
+}
+
+TEST(BuiltinProfiles, EveryEngineTheIssueNamesExists) {
+  std::set<std::string> names;
+  for (const EngineProfile& p : BuiltinProfiles()) names.insert(p.engine);
+  EXPECT_EQ(names, (std::set<std::string>{"roofline", "vllm", "sglang", "trtllm", "llama.cpp"}));
+  EXPECT_TRUE(Builtin("roofline").transparent);
+}
+
+TEST(BuiltinProfiles, EveryDeviceIdExistsAndEveryEntryHasASource) {
+  for (const EngineProfile& p : BuiltinProfiles()) {
+    EXPECT_GE(p.defaults.source.size(), 20u) << p.engine;
+    EXPECT_GE(p.overheads.source.size(), 20u) << p.engine;
+    for (const DeviceProfile& d : p.devices) {
+      EXPECT_TRUE(device::FindBuiltinDevice(d.device).has_value()) << p.engine << " " << d.device;
+      for (const std::string& id : d.applies_to) {
+        EXPECT_TRUE(device::FindBuiltinDevice(id).has_value()) << p.engine << " " << id;
+      }
+      EXPECT_GE(d.source.size(), 60u) << p.engine << " " << d.device;
+      EXPECT_FALSE(d.kernels.empty()) << p.engine << " " << d.device;
+    }
+    for (const std::string& id : p.default_for) {
+      EXPECT_TRUE(device::FindBuiltinDevice(id).has_value()) << p.engine << " " << id;
+    }
+  }
+}
+
+// Efficiencies ≤ 1 and non-negative overheads are what make predictions never beat the
+// roofline; the loader enforces them, and the shipped numbers are also physically sensible.
+TEST(BuiltinProfiles, ParametersArePhysical) {
+  for (const EngineProfile& p : BuiltinProfiles()) {
+    for (const DeviceProfile& d : p.devices) {
+      for (const KernelParams& k : d.kernels) {
+        const std::string where = p.engine + " " + d.device + " " +
+                                  std::string(KernelClassName(k.cls)) + " " + k.variant;
+        EXPECT_GT(k.bandwidth_efficiency, 0.01) << where;
+        EXPECT_LE(k.bandwidth_efficiency, 1.0) << where;
+        EXPECT_GT(k.compute_efficiency, 0.0) << where;
+        EXPECT_LE(k.compute_efficiency, 1.0) << where;
+        EXPECT_GE(k.overhead_s, 0.0) << where;
+        EXPECT_LT(k.overhead_s, 1e-3) << where;  // a kernel's fixed cost is microseconds
+        EXPECT_GE(k.overlap, 0.0) << where;
+        EXPECT_LE(k.overlap, 1.0) << where;
+        if (k.fit.samples > 0) {
+          EXPECT_LE(k.fit.median_abs_error, k.fit.p90_abs_error) << where;
+        }
+      }
+      for (const CollectiveParams& c : d.collectives) {
+        EXPECT_GT(c.bandwidth_efficiency, 0.0);
+        EXPECT_LE(c.bandwidth_efficiency, 1.0);
+        EXPECT_LT(c.latency_s, 1e-3) << p.engine << " " << d.device;
+      }
+    }
+  }
+}
+
+TEST(BuiltinProfiles, CoverTheDevicesTheIssueAsksFor) {
+  const auto serves = [](const EngineProfile& p, std::string_view id) {
+    const auto d = device::FindBuiltinDevice(id);
+    return d.has_value() && FindDeviceProfile(p, *d).has_value();
+  };
+  for (std::string_view engine : {"trtllm", "vllm", "sglang"}) {
+    for (std::string_view id : {"h100-sxm", "h200", "b200", "b300", "gb200", "gb300", "a100-80g",
+                                "l40s", "rtx-pro-6000"}) {
+      EXPECT_TRUE(serves(Builtin(engine), id)) << engine << " " << id;
+    }
+  }
+  for (std::string_view engine : {"vllm", "sglang"}) {
+    for (std::string_view id : {"mi300x", "mi325x", "mi355x"}) {
+      EXPECT_TRUE(serves(Builtin(engine), id)) << engine << " " << id;
+    }
+  }
+  for (std::string_view id : {"m1", "m1-max", "m2-ultra", "m3", "m3-max", "m4", "m4-max",
+                              "rtx-3090", "rtx-4090", "rtx-5090", "a100-80g", "h100-sxm", "gb10",
+                              "jetson-agx-orin"}) {
+    EXPECT_TRUE(serves(Builtin("llama.cpp"), id)) << id;
+  }
+  // The transparent profile serves every device.
+  for (const device::Device& d : device::BuiltinDevices()) {
+    EXPECT_TRUE(FindDeviceProfile(Builtin("roofline"), d).has_value()) << d.name;
+  }
+}
+
+TEST(DefaultEngine, FollowsTheIssuesRule) {
+  const auto engine_of = [](std::string_view id) {
+    return std::string(DefaultEngine(*device::FindBuiltinDevice(id)));
+  };
+  EXPECT_EQ(engine_of("h100-sxm"), "vllm");
+  EXPECT_EQ(engine_of("b200"), "vllm");
+  EXPECT_EQ(engine_of("mi300x"), "vllm");
+  EXPECT_EQ(engine_of("m4-max"), "llama.cpp");
+  EXPECT_EQ(engine_of("rtx-4090"), "llama.cpp");
+  EXPECT_EQ(engine_of("rtx-5090"), "llama.cpp");
+  EXPECT_EQ(engine_of("jetson-agx-orin"), "llama.cpp");
+  EXPECT_EQ(engine_of("gb10"), "llama.cpp");
+  EXPECT_EQ(engine_of("tpu-v5e"), "roofline");
+  EXPECT_EQ(engine_of("gaudi3"), "roofline");
+}
+
+TEST(FindDeviceProfile, UnknownDeviceNamesTheEngineAndTheWayOut) {
+  const auto tpu = *device::FindBuiltinDevice("tpu-v6e");
+  auto d = FindDeviceProfile(Builtin("vllm"), tpu);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_NE(d.error().message.find("engine 'vllm' has no profile for device 'tpu-v6e'"),
+            std::string::npos)
+      << d.error().message;
+  EXPECT_NE(d.error().message.find("--engine roofline"), std::string::npos);
+}
+
+TEST(DeviceProfile, VariantsFallBackAlongTheChain) {
+  DeviceProfile d;
+  KernelParams bf16;
+  bf16.cls = KernelClass::kGemm;
+  bf16.variant = "bf16";
+  d.kernels.push_back(bf16);
+  EXPECT_EQ(d.Find(KernelClass::kGemm, "fp8_block")->variant, "bf16");  // fp8_block → fp8 → bf16
+  EXPECT_EQ(d.Find(KernelClass::kGemm, "fp16")->variant, "bf16");
+  EXPECT_EQ(d.Find(KernelClass::kGroupedGemm, "bf16"), nullptr);
+  EXPECT_EQ(FallbackVariant("fp4"), "fp8");
+  EXPECT_EQ(FallbackVariant("bf16"), "");
+}
+
+TEST(EngineProfileJson, RoundTripsEveryBuiltinProfile) {
+  for (const EngineProfile& p : BuiltinProfiles()) {
+    const std::string json = EngineProfileJson(p);
+    auto again = ParseEngineProfile(json, "round trip");
+    ASSERT_TRUE(again.has_value()) << again.error().message;
+    EXPECT_EQ(EngineProfileJson(*again), json) << p.engine;
+    ASSERT_EQ(again->devices.size(), p.devices.size());
+    for (size_t i = 0; i < p.devices.size(); ++i) {
+      ASSERT_EQ(again->devices[i].kernels.size(), p.devices[i].kernels.size());
+      for (size_t k = 0; k < p.devices[i].kernels.size(); ++k) {
+        // Seven significant digits.
+        EXPECT_NEAR(again->devices[i].kernels[k].bandwidth_efficiency,
+                    p.devices[i].kernels[k].bandwidth_efficiency,
+                    1e-6 * p.devices[i].kernels[k].bandwidth_efficiency);
+      }
+    }
+  }
+}
+
+// A minimal valid profile, for the error cases below to break one field at a time.
+std::string Profile(const std::string& kernel_fields, const std::string& extra = "") {
+  return R"({"schema_version": 1, "engine": "e", "description": "d", "version": "v",
+    "defaults": {"kv_dtype": "auto", "chunked_prefill_tokens": 0, "cuda_graphs": true,
+                 "source": "s"},
+    "overheads": {"step_s": 0, "sampling_s": 0, "launch_s": 0, "source": "s"},)" +
+         extra + R"(
+    "devices": [{"device": "h100-sxm", "basis": "public", "source": "s",
+                 "kernels": [{"class": "gemm", "variant": "bf16", )" +
+         kernel_fields + R"(}]}]})";
+}
+
+struct BadCase {
+  std::string json;
+  std::string message;
+};
+
+TEST(ParseEngineProfile, ValidProfileLoads) {
+  auto p = ParseEngineProfile(Profile(R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8)"), "p.json");
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  EXPECT_EQ(p->devices[0].kernels[0].overhead_s, 2e-6);
+  EXPECT_EQ(p->devices[0].kernels[0].compute_efficiency, 1.0);  // optional, default 1
+}
+
+TEST(ParseEngineProfile, BadFieldsAreOneLineErrorsNamingTheField) {
+  const std::string ok = R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8)";
+  const BadCase cases[] = {
+      {Profile(R"("overhead_s": 2e-6, "bandwidth_efficiency": 1.5)"),
+       "p.json: device 'h100-sxm': kernels[0]: field 'bandwidth_efficiency': expected a number "
+       "in (0, 1], got 1.5"},
+      {Profile(R"("overhead_s": -1, "bandwidth_efficiency": 0.5)"),
+       "field 'overhead_s': expected a number in [0, 1], got -1"},
+      {Profile(ok + R"(, "bandwith_efficiency": 0.5)"), "field 'bandwith_efficiency': unknown field"},
+      {Profile(ok + R"(, "overhead_s": 1e-6)"), "field 'overhead_s' appears more than once"},
+      {Profile(R"("bandwidth_efficiency": 0.5)"), "missing required field 'overhead_s'"},
+      {Profile(ok + R"(, "tile_m": 0)"), "field 'tile_m': expected an integer in 1..4096, got 0"},
+      {Profile(ok, R"("fused_ops": ["Addd"],)"), "field 'fused_ops': unknown op kind 'Addd'"},
+      {R"({"schema_version": 1)", "p.json: truncated or malformed JSON"},
+      {"", "p.json: empty document"},
+      {R"({"schema_version": 2})", "field 'schema_version': expected an integer in 1..1, got 2"},
+  };
+  for (const BadCase& c : cases) {
+    auto p = ParseEngineProfile(c.json, "p.json");
+    ASSERT_FALSE(p.has_value()) << c.json;
+    EXPECT_NE(p.error().message.find(c.message), std::string::npos)
+        << "got: " << p.error().message << "\nwant: " << c.message;
+    EXPECT_EQ(p.error().message.find('\n'), std::string::npos) << p.error().message;
+    EXPECT_FALSE(p.error().message.ends_with(".")) << p.error().message;
+  }
+}
+
+TEST(ParseEngineProfile, DuplicateKernelsAndDevicesAreRefused) {
+  const std::string kernel = R"({"class": "gemm", "variant": "bf16", "overhead_s": 0,
+                                 "bandwidth_efficiency": 0.5})";
+  const std::string head = R"({"schema_version": 1, "engine": "e", "description": "d",
+    "version": "v", "defaults": {"kv_dtype": "bf16", "chunked_prefill_tokens": 0,
+    "cuda_graphs": true, "source": "s"}, "overheads": {"step_s": 0, "sampling_s": 0,
+    "launch_s": 0, "source": "s"}, "devices": [)";
+  auto twice = ParseEngineProfile(head + R"({"device": "h200", "basis": "public", "source": "s",
+      "kernels": [)" + kernel + "," + kernel + "]}]}",
+                                  "p.json");
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_NE(twice.error().message.find("class 'gemm' variant 'bf16' appears more than once"),
+            std::string::npos)
+      << twice.error().message;
+  auto two_entries = ParseEngineProfile(
+      head + R"({"device": "h200", "basis": "public", "source": "s", "kernels": [)" + kernel +
+          R"(]}, {"device": "h100-sxm", "applies_to": ["h200"], "basis": "public", "source": "s",
+          "kernels": [)" + kernel + "]}]}",
+      "p.json");
+  ASSERT_FALSE(two_entries.has_value());
+  EXPECT_NE(two_entries.error().message.find("device 'h200' has two entries"), std::string::npos)
+      << two_entries.error().message;
+}
+
+TEST(ResolveEngineProfile, UnknownEngineListsTheKnownOnes) {
+  auto p = ResolveEngineProfile("vlm");
+  ASSERT_FALSE(p.has_value());
+  EXPECT_NE(p.error().message.find("unknown engine 'vlm' (known: "), std::string::npos);
+  EXPECT_NE(p.error().message.find("vllm"), std::string::npos);
+  auto missing = ResolveEngineProfile("/nonexistent/profile.json");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_NE(missing.error().message.find("/nonexistent/profile.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace opscope::predict
