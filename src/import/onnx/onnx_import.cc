@@ -1077,7 +1077,7 @@ Result<void> Importer::ImportLoop(const onnx::NodeProto& n, const std::string& n
     const ir::TensorId init = scan ? *ins[k] : *ins[2 + k];
     const Info& b = infos_[init];
     bool same = a.rank_known && b.rank_known && a.dims.size() == b.dims.size();
-    for (size_t i = 0; same && i < a.dims.size(); ++i) same = onnx_shapes::SameDim(a.dims[i], b.dims[i], g_.symbols);
+    for (size_t i = 0; same && i < a.dims.size(); ++i) same = expr::fold::Same(a.dims[i], b.dims[i], g_.symbols);
     if (!same) unresolved = "loop-carried '" + g_.tensors[init].name + "' changes shape across iterations";
   }
   auto theirs = [&](int i) -> std::optional<Info> {
