@@ -12,6 +12,7 @@
 
 #include "format/format.h"
 #include "import/onnx/onnx_ops.h"
+#include "import/onnx/onnx_order.h"
 #include "import/onnx/onnx_reader.h"
 #include "import/onnx/onnx_shapes.h"
 #include "support/checked_math.h"
@@ -1208,6 +1209,9 @@ Result<ir::Graph> ImportOnnxBytes(std::string_view bytes, std::string_view origi
                                   const DimBindings& dims) {
   auto model = onnx_reader::ParseModel(bytes, origin);
   if (!model) return std::unexpected(model.error());
+  if (auto ok = onnx_order::SortNodes(*model->mutable_graph()); !ok) {
+    return std::unexpected(Wrap(std::string(origin), ok.error()));
+  }
   // opscope's own rules and the file's value_info first; the ONNX library's inference (and
   // its one-time schema set-up, ~25 ms) only when some shape stays unknown.
   {
