@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -131,6 +132,29 @@ std::optional<std::vector<int64_t>> ConstDims(const Info& in) {
     d.push_back(*c);
   }
   return d;
+}
+
+// The constant dims of a tensor whose contents are known and hold exactly those elements
+// (a malformed file can disagree); std::nullopt otherwise.
+std::optional<std::vector<int64_t>> ValueDims(const Info& in) {
+  if (!in.value) return std::nullopt;
+  auto d = ConstDims(in);
+  if (!d) return std::nullopt;
+  uint64_t elems = 1;
+  for (int64_t k : *d) {
+    auto p = k >= 0 ? CheckedMul(elems, static_cast<uint64_t>(k)) : std::nullopt;
+    if (!p) return std::nullopt;
+    elems = *p;
+  }
+  if (elems != in.value->size()) return std::nullopt;
+  return d;
+}
+
+// Row-major strides of `dims`.
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
 }
 
 // A float that holds a whole number small enough for exact int64 (the file may hold 1e30 or
@@ -284,10 +308,32 @@ using Outs = Result<std::vector<Info>>;
 
 Outs One(Info i) { return std::vector<Info>{std::move(i)}; }
 
+// Values of the unary ops that map integers to integers (Not of a condition, Neg, Abs, ...).
+std::optional<std::vector<Dim>> UnaryValue(const NodeView& v, const Info& x) {
+  if (!x.value) return std::nullopt;
+  const std::string& op = v.node.op_type();
+  std::function<Dim(int64_t)> f;
+  if (op == "Not") f = [](int64_t a) -> Dim { return C(a == 0); };
+  if (op == "Neg") f = [](int64_t a) -> Dim { return a == INT64_MIN ? Dim() : C(-a); };
+  if (op == "Abs") f = [](int64_t a) -> Dim { return a == INT64_MIN ? Dim() : C(a < 0 ? -a : a); };
+  if (op == "Sign") f = [](int64_t a) -> Dim { return C((a > 0) - (a < 0)); };
+  if (op == "Relu") f = [](int64_t a) -> Dim { return C(std::max<int64_t>(a, 0)); };
+  if (op == "Floor" || op == "Ceil" || op == "Round") f = [](int64_t a) -> Dim { return C(a); };
+  if (!f) return std::nullopt;
+  std::vector<Dim> out;
+  out.reserve(x.value->size());
+  for (const Dim& d : *x.value) {
+    auto c = ConstantOf(d);
+    out.push_back(c ? f(*c) : std::nullopt);
+  }
+  return out;
+}
+
 Outs SameRule(const NodeView& v) {
   auto x = Ranked(v, 0);
   if (!x) return std::unexpected(x.error());
   Info o = Ranked((*x)->dims, (*x)->dtype);
+  o.value = UnaryValue(v, **x);
   return One(std::move(o));
 }
 
@@ -665,7 +711,27 @@ Outs TransposeRule(const NodeView& v) {
     out.push_back(xd[*ax]);
   }
   Info o = Ranked(std::move(out), (*x)->dtype);
-  if (xd.size() <= 1) o.value = (*x)->value;
+  if (xd.size() <= 1) {
+    o.value = (*x)->value;
+  } else if (auto d = ValueDims(**x)) {
+    // out[o_0, ..., o_r] = in[i] with i_perm[k] = o_k.
+    const std::vector<int64_t> in_strides = Strides(*d);
+    std::vector<int64_t> od;
+    for (int64_t p : perm) od.push_back((*d)[*Axis(p, xd.size())]);
+    std::vector<Dim> val;
+    val.reserve((*x)->value->size());
+    std::vector<int64_t> idx(od.size(), 0);
+    for (size_t flat = 0; flat < (*x)->value->size(); ++flat) {
+      int64_t off = 0;
+      for (size_t k = 0; k < od.size(); ++k) off += idx[k] * in_strides[*Axis(perm[k], xd.size())];
+      val.push_back((*(*x)->value)[static_cast<size_t>(off)]);
+      for (size_t k = od.size(); k-- > 0;) {  // odometer over the output index
+        if (++idx[k] < od[k]) break;
+        idx[k] = 0;
+      }
+    }
+    o.value = std::move(val);
+  }
   return One(std::move(o));
 }
 
@@ -700,6 +766,36 @@ Outs ConcatRule(const NodeView& v) {
   Info o = Ranked(std::move(out), ins[0]->dtype);
   if (has_value) o.value = std::move(value);
   return One(std::move(o));
+}
+
+// The elements of `value` (dims `dims`) at the cartesian product of the kept indices per axis
+// (an axis with none keeps all of it), in row-major order.
+std::vector<Dim> SliceValue(const std::vector<Dim>& value, const std::vector<int64_t>& dims,
+                            const std::vector<std::optional<std::vector<int64_t>>>& kept) {
+  std::vector<std::vector<int64_t>> picks(dims.size());
+  size_t count = 1;
+  for (size_t a = 0; a < dims.size(); ++a) {
+    if (kept[a]) {
+      picks[a] = *kept[a];
+    } else {
+      for (int64_t k = 0; k < dims[a]; ++k) picks[a].push_back(k);
+    }
+    count *= picks[a].size();  // at most value.size(): slices never grow a tensor
+  }
+  const std::vector<int64_t> strides = Strides(dims);
+  std::vector<Dim> out;
+  out.reserve(count);
+  std::vector<size_t> idx(dims.size(), 0);
+  for (size_t flat = 0; flat < count; ++flat) {
+    int64_t off = 0;
+    for (size_t a = 0; a < dims.size(); ++a) off += picks[a][idx[a]] * strides[a];
+    out.push_back(value[static_cast<size_t>(off)]);
+    for (size_t a = dims.size(); a-- > 0;) {
+      if (++idx[a] < picks[a].size()) break;
+      idx[a] = 0;
+    }
+  }
+  return out;
 }
 
 // Clamped [start, end) of one sliced axis with step 1, symbolic where the dim is.
@@ -753,8 +849,9 @@ Outs SliceRule(const NodeView& v) {
     return Fail("axes or steps differ in length from starts");
   }
   std::vector<Dim> out = xd;
-  // For a sliced 1-D tensor with known contents: the element indices kept.
-  std::optional<std::vector<int64_t>> kept;
+  // For a tensor with known contents: per sliced axis, the indices kept (every slice constant).
+  std::vector<std::optional<std::vector<int64_t>>> kept(xd.size());
+  bool all_constant = true;
   for (size_t i = 0; i < starts.size(); ++i) {
     auto ax = Axis(axes[i], xd.size());
     if (!ax) return Fail("slice axis out of range");
@@ -763,6 +860,7 @@ Outs SliceRule(const NodeView& v) {
     auto cs = ConstantOf(starts[i]), ce = ConstantOf(ends[i]), cd = ConstantOf(xd[*ax]);
     if (step == 1 && !(cs && ce && cd)) {
       out[*ax] = SliceExtent(xd[*ax], starts[i], ends[i]);
+      all_constant = false;
       continue;
     }
     if (!cs || !ce || !cd) return Fail("a strided slice of a symbolic dim");
@@ -777,22 +875,17 @@ Outs SliceRule(const NodeView& v) {
     if (step > 0 && e > s) n = (e - s + step - 1) / step;
     if (step < 0 && s > e) n = (s - e + (-step) - 1) / (-step);
     out[*ax] = C(n);
-    if (xd.size() == 1) {
-      kept.emplace();
-      for (int64_t k = 0; k < n; ++k) kept->push_back(s + k * step);
-    }
+    kept[*ax].emplace();
+    for (int64_t k = 0; k < n; ++k) kept[*ax]->push_back(s + k * step);
   }
   Info o = Ranked(std::move(out), (*x)->dtype);
-  if ((*x)->value && xd.size() == 1) {
-    if (!kept) {
-      if (auto n = ConstantOf(o.dims[0]); n && IsConstant(xd[0], static_cast<int64_t>((*x)->value->size()))) {
-        // A step-1 slice resolved symbolically: only when it kept everything from 0.
-        if (*n == static_cast<int64_t>((*x)->value->size())) o.value = (*x)->value;
-      }
-    } else {
-      std::vector<Dim> val;
-      for (int64_t k : *kept) val.push_back((*(*x)->value)[static_cast<size_t>(k)]);
-      o.value = std::move(val);
+  const auto vd = ValueDims(**x);
+  if (vd && all_constant) {
+    o.value = SliceValue(*(*x)->value, *vd, kept);
+  } else if ((*x)->value && xd.size() == 1) {
+    if (auto n = ConstantOf(o.dims[0]); n && IsConstant(xd[0], static_cast<int64_t>((*x)->value->size()))) {
+      // A step-1 slice resolved symbolically: only when it kept everything from 0.
+      if (*n == static_cast<int64_t>((*x)->value->size())) o.value = (*x)->value;
     }
   }
   return One(std::move(o));
@@ -1167,6 +1260,39 @@ Outs SpaceDepthRule(const NodeView& v, bool to_space) {
   return One(Ranked({xd[0], fold::Mul(xd[1], bb), fold::Div(xd[2], bs), fold::Div(xd[3], bs)}, (*x)->dtype));
 }
 
+// LSTM / GRU / RNN: X [steps, batch, I] (layout=1: [batch, steps, I]), W [dirs, G·H, I];
+// Y [steps, dirs, batch, H] (layout=1: [batch, steps, dirs, H]), Y_h and Y_c [dirs, batch, H]
+// (layout=1: [batch, dirs, H]). H is attribute hidden_size, else R's last dim.
+Outs RnnRule(const NodeView& v) {
+  auto x = Ranked(v, 0);
+  if (!x) return std::unexpected(x.error());
+  auto w = Ranked(v, 1);
+  if (!w) return std::unexpected(w.error());
+  if ((*x)->dims.size() != 3 || (*w)->dims.size() != 3) return Fail("X and W must have rank 3");
+  Dim hidden;
+  if (auto h = IntAttr(v.node, "hidden_size")) {
+    hidden = C(*h);
+  } else if (const Info* r = In(v, 2); r != nullptr && r->rank_known && r->dims.size() == 3) {
+    hidden = r->dims[2];
+  } else {
+    return Fail("has no hidden_size and R's shape is unknown");
+  }
+  const bool batch_first = IntAttr(v.node, "layout").value_or(0) != 0;
+  const auto& xd = (*x)->dims;
+  const Dim steps = xd[batch_first ? 1 : 0], batch = xd[batch_first ? 0 : 1], dirs = (*w)->dims[0];
+  std::vector<Info> outs;
+  for (int i = 0; i < v.node.output_size(); ++i) {
+    std::vector<Dim> d;
+    if (i == 0) {
+      d = batch_first ? std::vector<Dim>{batch, steps, dirs, hidden} : std::vector<Dim>{steps, dirs, batch, hidden};
+    } else {
+      d = batch_first ? std::vector<Dim>{batch, dirs, hidden} : std::vector<Dim>{dirs, batch, hidden};
+    }
+    outs.push_back(Ranked(std::move(d), (*x)->dtype));
+  }
+  return outs;
+}
+
 Outs IdentityRule(const NodeView& v) {
   auto x = Ranked(v, 0);
   if (!x) return std::unexpected(x.error());
@@ -1517,6 +1643,7 @@ Result<std::vector<Info>> InferOutputs(Rule rule, const NodeView& v) {
     case Rule::kSpaceToDepth: return SpaceDepthRule(v, false);
     case Rule::kIdentity: return IdentityRule(v);
     case Rule::kNonZero: return Fail("the output shape depends on the tensor's data");
+    case Rule::kRnn: return RnnRule(v);
     case Rule::kMsAttention: return MsAttentionRule(v);
     case Rule::kMsMultiHeadAttention: return MsMhaRule(v);
     case Rule::kMsGroupQueryAttention: return MsGqaRule(v);
