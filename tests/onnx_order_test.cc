@@ -113,5 +113,30 @@ TEST(OnnxOrder, SubgraphReadsOfOuterNamesAreDependencies) {
   EXPECT_EQ(g->nodes[1].name, "branch/then/then_branch_relu");
 }
 
+// The committed fixtures (make_input_fixtures.py): the fp16 converter's layout, and a cycle.
+TEST(OnnxOrder, Fp16FixtureWithCastsAppendedImportsFullyCosted) {
+  const std::string dir = std::string(OPSCOPE_SOURCE_DIR) + "/tests/fixtures/onnx/";
+  auto g = import::ImportOnnx(dir + "unsorted_fp16.onnx", {});
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->nodes.front().name, "graph_input_cast0");
+  EXPECT_EQ(g->nodes.back().name, "graph_output_cast0");
+  auto l = cost::BuildLedger(*g, {});
+  ASSERT_TRUE(l) << l.error().message;
+  for (size_t i = 0; i < l->nodes.size(); ++i) EXPECT_TRUE(l->nodes[i].costed) << l->Reason(i);
+  // conv1: 2 · output elements [1, 8, 16, 16] · C_in 3 · 3·3.
+  bool conv1 = false;
+  for (size_t i = 0; i < g->nodes.size(); ++i) {
+    if (g->nodes[i].name == "/conv1/Conv") {
+      conv1 = true;
+      EXPECT_EQ(l->nodes[i].flops, 2u * (8 * 16 * 16) * 3 * 9);
+    }
+  }
+  EXPECT_TRUE(conv1);
+  auto cycle = import::ImportOnnx(dir + "cycle.onnx", {});
+  ASSERT_FALSE(cycle);
+  EXPECT_EQ(cycle.error().message, dir + "cycle.onnx: node 'add' (Add) is on a cycle: it reads 'b', "
+                                         "written by 'relu', which reads 'a', written by the node itself");
+}
+
 }  // namespace
 }  // namespace opscope::testing_onnx
