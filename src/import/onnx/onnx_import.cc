@@ -72,7 +72,10 @@ class Importer {
       bound_[name] = value;
       dim_order_.push_back(name);
     }
-    for (const InputValue& v : options.inputs) input_values_[v.name] = &v;
+    for (const InputValue& v : options.inputs) {
+      input_values_[v.name] = &v;
+      input_order_.push_back(&v);
+    }
   }
 
   Result<ir::Graph> Run(onnx::ModelProto& model);
@@ -136,6 +139,11 @@ class Importer {
   ir::TensorId Use(const Entry& e);
 
   Result<void> ApplyInputValue(const InputValue& v, const std::string& input, Info& info) const;
+  Result<void> FitInputShape(const InputValue& v, const std::string& opt, Info& info) const;
+  struct Deciders {
+    std::vector<std::string> inputs, dims;  // graph inputs with no value, unbound dims
+  };
+  Deciders ConditionDeciders(ir::TensorId cond) const;
   Result<void> CheckOptionNames(const onnx::GraphProto& main) const;
   std::string DimNames() const;
   std::string UnknownConditionReason(const onnx::NodeProto& n, const std::string& name, ir::TensorId cond, bool warn);
@@ -166,6 +174,7 @@ class Importer {
   std::unordered_map<std::string, int64_t> bound_;
   std::vector<std::string> dim_order_;  // --dim names in command-line order
   std::unordered_map<std::string, const InputValue*> input_values_;
+  std::vector<const InputValue*> input_order_;  // --input values in command-line order
   std::unordered_set<std::string> warned_;  // inputs and dims already warned about
   std::unordered_set<std::string> file_params_;
   std::unordered_set<std::string> input_params_;  // dim names declared on graph inputs
@@ -425,7 +434,8 @@ Result<void> Importer::CheckOptionNames(const onnx::GraphProto& main) const {
     inputs.insert(vi.name());
     list += (list.empty() ? "'" : ", '") + vi.name() + "'";
   }
-  for (const auto& [name, v] : input_values_) {
+  for (const InputValue* v : input_order_) {
+    const std::string& name = v->name;
     if (inputs.contains(name)) continue;
     const std::string opt = "option '--input " + name + "=" + v->text + "': ";
     if (inits.contains(name)) return Bad(opt + "'" + name + "' is an initializer (a weight), not a graph input");
@@ -464,6 +474,22 @@ Result<void> Importer::ApplyInputValue(const InputValue& v, const std::string& i
       if (x != 0 && x != 1) return Bad(opt + " holds BOOL; give 0 or 1");
     }
   }
+  if (auto ok = FitInputShape(v, opt, info); !ok) return ok;
+  std::vector<Dim> value;
+  if (v.is_float) {
+    // Only whole numbers take part in shape and condition arithmetic; others stay unknown.
+    const bool whole = std::floor(v.real) == v.real && std::fabs(v.real) < 9.0e15;
+    value.push_back(whole ? Dim(Expr::Constant(static_cast<int64_t>(v.real))) : std::nullopt);
+  } else {
+    for (int64_t x : v.ints) value.push_back(Expr::Constant(x));
+  }
+  info.value = std::move(value);
+  return {};
+}
+
+// A scalar fits a rank-0 (or all-1) input, a list a 1-D input of its length; a 1-D input of
+// symbolic length takes the list's length, an input of unknown rank the value's.
+Result<void> Importer::FitInputShape(const InputValue& v, const std::string& opt, Info& info) const {
   const int64_t n = v.is_float ? 1 : static_cast<int64_t>(v.ints.size());
   auto shape = [&] {
     std::string text;
@@ -485,15 +511,6 @@ Result<void> Importer::ApplyInputValue(const InputValue& v, const std::string& i
       if (!expr::fold::IsConstant(d, 1)) return Bad(opt + " has shape " + shape() + "; a scalar gives a one-element input");
     }
   }
-  std::vector<Dim> value;
-  if (v.is_float) {
-    // Only whole numbers take part in shape and condition arithmetic; others stay unknown.
-    const bool whole = std::floor(v.real) == v.real && std::fabs(v.real) < 9.0e15;
-    value.push_back(whole ? Dim(Expr::Constant(static_cast<int64_t>(v.real))) : std::nullopt);
-  } else {
-    for (int64_t x : v.ints) value.push_back(Expr::Constant(x));
-  }
-  info.value = std::move(value);
   return {};
 }
 
@@ -1040,12 +1057,12 @@ std::string PassList(const char* option, const std::vector<std::string>& names) 
   return out;
 }
 
-// Why an If's condition is unknown, naming what would decide it: the graph inputs given no
-// --input value, and the unbound dims read through Shape or Size, that its value is computed
-// from. With `warn`, each such input or dim is also warned about once (graph.warnings).
-std::string Importer::UnknownConditionReason(const onnx::NodeProto& n, const std::string& name,
-                                             ir::TensorId cond, bool warn) {
-  std::vector<std::string> inputs, dims;
+// What an unknown condition is computed from: the graph inputs given no --input value, and the
+// unbound dims (read through Shape or Size, or already symbols in a tensor's contents).
+Importer::Deciders Importer::ConditionDeciders(ir::TensorId cond) const {
+  Deciders out;
+  std::vector<std::string>& inputs = out.inputs;
+  std::vector<std::string>& dims = out.dims;
   auto add = [](std::vector<std::string>& list, const std::string& item) {
     if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
   };
@@ -1091,6 +1108,16 @@ std::string Importer::UnknownConditionReason(const onnx::NodeProto& n, const std
     }
     for (ir::TensorId in : node.inputs) stack.push_back(in);
   }
+  return out;
+}
+
+// Why an If's condition is unknown, naming what would decide it and the option to pass. With
+// `warn`, each such input or dim is also warned about once (graph.warnings).
+std::string Importer::UnknownConditionReason(const onnx::NodeProto& n, const std::string& name,
+                                             ir::TensorId cond, bool warn) {
+  const Deciders d = ConditionDeciders(cond);
+  const std::vector<std::string>& inputs = d.inputs;
+  const std::vector<std::string>& dims = d.dims;
   if (inputs.empty() && dims.empty()) {
     return "condition '" + n.input(0) + "' of If '" + name + "' is not known before running";
   }
