@@ -307,6 +307,26 @@ TEST(OnnxInputs, InputValueFeedsShapes) {
             "t.onnx: option '--input shape=1,2,4': input 'shape' holds 2 elements; the list has 3");
 }
 
+TEST(OnnxInputs, SliceOfKnownContentsFollowsOnnxClamping) {
+  // data = [2, 3, 4, 6] sliced, then ConstantOfShape: its dims are the slice's contents.
+  auto sliced = [](int64_t start, int64_t end, int64_t step) {
+    ModelBuilder b;
+    b.Ints("data", {2, 3, 4, 6}).Output("y");
+    b.Ints("s", {start}).Ints("e", {end}).Ints("a", {0}).Ints("st", {step});
+    b.Node("Slice", {"data", "s", "e", "a", "st"}, {"shape"}, "slice");
+    b.Node("ConstantOfShape", {"shape"}, {"y"}, "fill");
+    auto g = ImportAndCost(b.Bytes());
+    EXPECT_TRUE(g) << g.error().message;
+    return g ? g->shape("y") : std::string();
+  };
+  EXPECT_EQ(sliced(0, 2, 1), "2,3");
+  EXPECT_EQ(sliced(-1, INT64_MIN, -1), "6,4,3,2");   // reversed, all four
+  EXPECT_EQ(sliced(-100, -200, -1), "2");            // start clamps to 0, end to -1: [2]
+  EXPECT_EQ(sliced(0, INT64_MAX, INT64_MAX), "2");   // one step covers it
+  EXPECT_EQ(sliced(3, INT64_MIN, INT64_MIN), "6");
+  EXPECT_EQ(sliced(1, 4, 2), "3,6");
+}
+
 // ---- The real Silero VAD --------------------------------------------------------------------
 
 TEST(OnnxInputs, SileroVadWithSampleRateCostsTheTakenBranch) {

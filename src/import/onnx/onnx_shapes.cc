@@ -850,6 +850,7 @@ Outs SliceRule(const NodeView& v) {
   }
   std::vector<Dim> out = xd;
   // For a tensor with known contents: per sliced axis, the indices kept (every slice constant).
+  const auto vd = ValueDims(**x);
   std::vector<std::optional<std::vector<int64_t>>> kept(xd.size());
   bool all_constant = true;
   for (size_t i = 0; i < starts.size(); ++i) {
@@ -865,21 +866,24 @@ Outs SliceRule(const NodeView& v) {
     }
     if (!cs || !ce || !cd) return Fail("a strided slice of a symbolic dim");
     const int64_t d = *cd;
+    if (d < 0) return Fail("sliced dim " + std::to_string(d) + " is negative");
     auto norm = [&](int64_t idx, bool is_start) {
       if (idx < 0) idx += d;
       if (step > 0) return std::clamp<int64_t>(idx, 0, d);
-      return std::clamp<int64_t>(idx, -1, d - 1) + (is_start ? 0 : 0);
+      return std::clamp<int64_t>(idx, is_start && d > 0 ? 0 : -1, d - 1);  // ONNX: start in [0, d-1]
     };
     const int64_t s = norm(*cs, true), e = norm(*ce, false);
+    // ceil(range / |step|) without overflow: s and e lie in [-1, d].
     int64_t n = 0;
-    if (step > 0 && e > s) n = (e - s + step - 1) / step;
-    if (step < 0 && s > e) n = (s - e + (-step) - 1) / (-step);
+    if (step > 0 && e > s) n = (e - s - 1) / step + 1;
+    if (step < 0 && s > e) n = (s - e - 1) / (step == INT64_MIN ? INT64_MAX : -step) + 1;
     out[*ax] = C(n);
-    kept[*ax].emplace();
-    for (int64_t k = 0; k < n; ++k) kept[*ax]->push_back(s + k * step);
+    if (vd) {  // small: at most kMaxValueElems indices
+      kept[*ax].emplace();
+      for (int64_t k = 0; k < n; ++k) kept[*ax]->push_back(s + k * step);
+    }
   }
   Info o = Ranked(std::move(out), (*x)->dtype);
-  const auto vd = ValueDims(**x);
   if (vd && all_constant) {
     o.value = SliceValue(*(*x)->value, *vd, kept);
   } else if ((*x)->value && xd.size() == 1) {
