@@ -288,6 +288,58 @@ TEST_F(CliTest, UnboundDimIsListedNotGuessed) {
   EXPECT_EQ(Run({"analyze", "tests/golden/matmul.json", "--strict"}).status, 1);
 }
 
+// Fewer than half of the nodes costed: the headline says "partial", stderr warns, and the exit
+// status stays 0 (1 only with --strict). matmul.json without --dim n costs 0 of its 1 node.
+TEST_F(CliTest, PartialAnalysisSaysSoInTheHeadlineAndOnStderr) {
+  const std::string partial = "partial: 0 of 1 nodes costed \u2014 totals are not the model's";
+  const Outcome text = Run({"analyze", "tests/golden/matmul.json"});
+  EXPECT_EQ(text.status, 0);
+  EXPECT_EQ(text.err, "opscope: warning: " + partial + "\n");
+  EXPECT_NE(text.out.find("  nodes            1 (0 costed)\n  " + partial + "\n"), std::string::npos)
+      << text.out;
+  const Outcome html = Run({"analyze", "tests/golden/matmul.json", "--format", "html"});
+  EXPECT_NE(html.out.find("<strong>partial: 0 of 1 nodes costed \u2014 totals are not the "
+                          "model&#39;s</strong>"),
+            std::string::npos);
+  const Outcome json = Run({"analyze", "tests/golden/matmul.json", "--format", "json"});
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(json.out).value();
+  simdjson::dom::array warnings = doc["warnings"].get_array().value();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(std::string(warnings.at(0).get_string().value()), partial);
+  EXPECT_EQ(Run({"analyze", "tests/golden/matmul.json", "--strict"}).status, 1);
+  // Fully costed: no warning, no "warnings" key.
+  const Outcome full = Run({"analyze", "tests/golden/matmul.json", "--dim", "n=64", "--format", "json"});
+  EXPECT_EQ(full.err, "");
+  EXPECT_EQ(full.out.find("\"warnings\""), std::string::npos);
+}
+
+// --input decides an If on a graph input; without it the warning names the option to pass.
+TEST_F(CliTest, OnnxInputDecidesTheBranchAndNotTakenIsListed) {
+  const std::string model = "tests/fixtures/onnx/if_on_input.onnx";
+  const std::vector<std::string> dims = {"--dim", "input:0=1", "--dim", "input:1=64", "--dim", "state:1=1"};
+  const Outcome without = Run(With(With({"analyze", model}, dims), {"--format", "json"}));
+  EXPECT_EQ(without.status, 0) << without.err;
+  EXPECT_NE(without.err.find("opscope: warning: If 'If_0' depends on the value of input 'sr' (pass "
+                             "--input sr=VALUE); neither branch is costed\n"),
+            std::string::npos)
+      << without.err;
+  const Outcome with = Run(With(With({"analyze", model, "--input", "sr=16000"}, dims), {"--format", "json"}));
+  EXPECT_EQ(with.status, 0) << with.err;
+  EXPECT_EQ(with.err, "");
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(with.out).value();
+  simdjson::dom::element first = doc["not_taken"].at(0).value();
+  EXPECT_EQ(std::string(first["name"].get_string().value()), "If_0");
+  EXPECT_EQ(std::string(first["branch"].get_string().value()), "else");
+  EXPECT_GT(first["nodes"].get_uint64().value(), 0u);
+  EXPECT_EQ(doc["totals"]["nodes"].get_uint64().value(), doc["totals"]["nodes_costed"].get_uint64().value());
+  ExpectUsageError({"analyze", model, "--input", "rate=1"}, {"'--input rate=1'", "'sr'"});
+  ExpectUsageError({"analyze", model, "--input", "sr"}, {"'--input'", "'sr'"});
+  ExpectUsageError({"analyze", model, "--dim", "samples=512"},
+                   {"'samples'", "'input:0', 'input:1', 'state:1'"});
+}
+
 // ---- Bad usage and bad input: exit 2, one line, naming the culprit ---------------------------
 
 TEST_F(CliTest, BadDimOptions) {

@@ -1,6 +1,8 @@
 // Dim expressions: grammar and precedence, exact division, min/max/ceil_div, bindings, the
-// exact error texts (unbound symbol, inexact division, overflow, nesting), ToString round trips.
+// exact error texts (unbound symbol, inexact division, overflow, nesting), ToString round trips,
+// and the folding helpers on possibly unknown dims.
 #include "expr/expr.h"
+#include "expr/fold.h"
 
 #include <gtest/gtest.h>
 
@@ -270,6 +272,62 @@ TEST(ExprTest, ToStringRoundTrip) {
   EXPECT_EQ(Expr::Parse("(a + b) * c", table)->ToString(table), "(a + b) * c");
   EXPECT_EQ(Expr::Parse("a - (b - c)", table)->ToString(table), "a - (b - c)");
   EXPECT_EQ(Expr::Parse("min(a, 2)", table)->ToString(table), "min(a, 2)");
+}
+
+// The folding helpers importers compose dims with (expr/fold.h).
+TEST(ExprFold, ConstantsFoldAndIdentitiesVanish) {
+  SymbolTable table;
+  const MaybeExpr n = Expr::Symbol(table.Intern("n"));
+  const MaybeExpr two = Expr::Constant(2), three = Expr::Constant(3);
+  EXPECT_EQ(fold::ConstantOf(fold::Add(two, three)), 5);
+  EXPECT_EQ(fold::ConstantOf(fold::Sub(two, three)), -1);
+  EXPECT_EQ(fold::ConstantOf(fold::Mul(two, three)), 6);
+  EXPECT_EQ(fold::ConstantOf(fold::Div(Expr::Constant(6), three)), 2);
+  EXPECT_EQ(fold::ConstantOf(fold::CeilDiv(Expr::Constant(7), two)), 4);  // ceil(7/2)
+  EXPECT_EQ(fold::ConstantOf(fold::Min(two, three)), 2);
+  EXPECT_EQ(fold::ConstantOf(fold::Max(two, three)), 3);
+  // x·1, x+0, x−0, x/1, max(x, 0) of a dim are x itself; x·0 is 0.
+  for (const MaybeExpr& e : {fold::Mul(n, Expr::Constant(1)), fold::Add(Expr::Constant(0), n),
+                             fold::Sub(n, Expr::Constant(0)), fold::Div(n, Expr::Constant(1)),
+                             fold::Max(n, Expr::Constant(0))}) {
+    ASSERT_TRUE(e.has_value());
+    EXPECT_TRUE(e->IsSymbol());
+    EXPECT_EQ(e->ToString(table), "n");
+  }
+  EXPECT_EQ(fold::ConstantOf(fold::Mul(n, Expr::Constant(0))), 0);
+  EXPECT_EQ(fold::Mul(n, two)->ToString(table), "n * 2");
+  const std::vector<MaybeExpr> dims{two, n, three};
+  EXPECT_EQ(fold::Product(dims, 0, 3)->ToString(table), "(2 * n) * 3");
+  EXPECT_EQ(fold::ConstantOf(fold::Product(dims, 2, 3)), 3);
+  EXPECT_EQ(fold::ConstantOf(fold::Product(dims, 1, 1)), 1);  // empty range
+}
+
+TEST(ExprFold, UnknownInexactAndOverflowingStayUnknown) {
+  const MaybeExpr unknown, two = Expr::Constant(2), seven = Expr::Constant(7);
+  const MaybeExpr big = Expr::Constant(INT64_MAX);
+  EXPECT_FALSE(fold::Add(unknown, two));
+  EXPECT_FALSE(fold::Mul(two, unknown));
+  EXPECT_FALSE(fold::Div(seven, two));                 // 7/2 is not a dim: never rounded
+  EXPECT_FALSE(fold::Div(seven, Expr::Constant(0)));
+  EXPECT_FALSE(fold::Div(Expr::Constant(INT64_MIN), Expr::Constant(-1)));
+  EXPECT_FALSE(fold::Add(big, Expr::Constant(1)));    // overflow
+  EXPECT_FALSE(fold::Mul(big, two));
+  EXPECT_FALSE(fold::CeilDiv(seven, Expr::Constant(-2)));
+  EXPECT_EQ(fold::ConstantOf(fold::CeilDiv(Expr::Constant(-7), two)), -3);  // -floor(7/2)
+}
+
+TEST(ExprFold, SameComparesConstantsAndExpressions) {
+  SymbolTable table;
+  const MaybeExpr n = Expr::Symbol(table.Intern("n"));
+  const MaybeExpr m = Expr::Symbol(table.Intern("m"));
+  EXPECT_TRUE(fold::Same(Expr::Constant(4), Expr::Constant(4), table));
+  EXPECT_FALSE(fold::Same(Expr::Constant(4), n, table));
+  EXPECT_TRUE(fold::Same(fold::Mul(n, m), fold::Mul(n, m), table));
+  EXPECT_FALSE(fold::Same(n, m, table));
+  EXPECT_FALSE(fold::Same(MaybeExpr{}, MaybeExpr{}, table));  // unknown is never "the same"
+  EXPECT_TRUE(fold::NonNegative(n));
+  EXPECT_FALSE(fold::NonNegative(Expr::Constant(-1)));
+  EXPECT_FALSE(fold::NonNegative(fold::Sub(n, m)));
 }
 
 }  // namespace

@@ -71,14 +71,21 @@ TEST(OnnxErrors, MissingNodeInputNamesNode) {
             "initializer or the output of an earlier node");
 }
 
-TEST(OnnxErrors, NodesOutOfOrder) {
+TEST(OnnxErrors, CycleNamesANodeOnIt) {
+  // Out of order is fine (the importer sorts); a cycle cannot be ordered.
   ModelBuilder b;
   b.Input("x", kF32, {2}).Output("z");
-  b.Node("Relu", {"y"}, {"z"}, "second");
-  b.Node("Relu", {"x"}, {"y"}, "first");
+  b.Node("Add", {"x", "w"}, {"y"}, "first");
+  b.Node("Relu", {"y"}, {"w"}, "second");
+  b.Node("Relu", {"y"}, {"z"}, "out");
   EXPECT_EQ(ErrorOf(b.Bytes()),
-            "bad.onnx: node 'second' (Relu): input 'y' is produced by a later node (the graph is "
-            "not topologically sorted)");
+            "bad.onnx: node 'first' (Add) is on a cycle: it reads 'w', written by 'second', "
+            "which reads 'y', written by the node itself");
+  ModelBuilder self;
+  self.Input("x", kF32, {2}).Output("y");
+  self.Node("Add", {"x", "y"}, {"y"}, "loop");
+  EXPECT_EQ(ErrorOf(self.Bytes()),
+            "bad.onnx: node 'loop' (Add) is on a cycle: it reads 'y', written by the node itself");
 }
 
 TEST(OnnxErrors, UnknownOpset) {

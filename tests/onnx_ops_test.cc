@@ -202,7 +202,7 @@ TEST(OnnxAttention, PastKvCacheIsListedNotGuessed) {
   auto& n = b.Node("GroupQueryAttention", {"q", "k", "v", "pk", "pv"}, {"y"}, "gqa", "com.microsoft");
   AttrInt(n, "num_heads", 8);
   AttrInt(n, "kv_num_heads", 2);
-  auto g = import::ImportOnnxBytes(b.Bytes(), "t.onnx", {{"past", 100}});
+  auto g = import::ImportOnnxBytes(b.Bytes(), "t.onnx", import::DimBindings{{"past", 100}});
   ASSERT_TRUE(g) << g.error().message;
   const ir::Node& att = g->nodes.back();
   ASSERT_TRUE(att.StringAttr("unresolved_reason").has_value());

@@ -1,4 +1,5 @@
 // `opscope analyze MODEL`: import a graph (opscope JSON or ONNX), cost it, time it, report.
+#include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
@@ -15,6 +16,7 @@ struct AnalyzeOptions {
   std::string model;
   std::string device = kDefaultDevice;
   std::vector<std::string> dims;
+  std::vector<std::string> inputs;
   OutputOptions output;
 };
 
@@ -23,7 +25,11 @@ Result<int> RunAnalyze(const AnalyzeOptions& o) {
   if (!dims) return std::unexpected(dims.error());
   auto device = device::ResolveDevice(o.device);
   if (!device) return std::unexpected(device.error());
-  auto graph = import::ImportModel(o.model, *dims);
+  auto inputs = import::ParseInputOptions(o.inputs);
+  if (!inputs) return std::unexpected(inputs.error());
+  import::ImportOptions import_options(*dims);
+  import_options.inputs = std::move(*inputs);
+  auto graph = import::ImportModel(o.model, import_options);
   if (!graph) return std::unexpected(graph.error());
   auto ledger = cost::BuildLedger(*graph, cost::Workload{*dims});
   if (!ledger) return std::unexpected(Wrap(o.model, ledger.error()));
@@ -31,7 +37,11 @@ Result<int> RunAnalyze(const AnalyzeOptions& o) {
   if (!analysis) return std::unexpected(Wrap(o.model, analysis.error()));
   const report::ReportModel model =
       report::BuildReport(*graph, *ledger, *analysis, *device, o.output.top);
-  return EmitReport(model, o.output);
+  auto status = EmitReport(model, o.output);
+  if (status) {
+    for (const std::string& w : model.warnings) std::cerr << "opscope: warning: " << w << "\n";
+  }
+  return status;
 }
 
 }  // namespace
@@ -45,6 +55,11 @@ Command AddAnalyzeCommand(CLI::App& root) {
                   "Device id (see 'opscope devices') or a device .json file")
       ->capture_default_str();
   app->add_option("--dim", options->dims, "Bind a symbolic dim: NAME=VALUE (repeatable)")
+      ->take_all()
+      ->allow_extra_args(false);
+  app->add_option("--input", options->inputs,
+                  "Give a graph input a value: NAME=VALUE, an integer, a float or a list of "
+                  "integers 1,512 (repeatable; decides If branches and shapes)")
       ->take_all()
       ->allow_extra_args(false);
   AddOutputOptions(*app, options->output);

@@ -551,6 +551,80 @@ RuleResult CausalConvRule(const RuleInput& in, NodeCost& c) {
   return {};
 }
 
+// The input at position `slot` of the operator's own input list. Attribute input_slots maps
+// the node's inputs to those positions when optional inputs are absent (ONNX ""); without
+// it the inputs are positional. nullptr when that input is absent.
+const ResolvedTensor* SlotInput(const RuleInput& in, int64_t slot) {
+  const std::vector<int64_t>* slots = in.node.IntsAttr("input_slots");
+  for (size_t i = 0; i < in.inputs.size(); ++i) {
+    const int64_t at = slots != nullptr && i < slots->size() ? (*slots)[i] : static_cast<int64_t>(i);
+    if (at == slot) return in.inputs[i];
+  }
+  return nullptr;
+}
+
+// LSTM / GRU / RNN   X[steps, batch, I] (layout=1: [batch, steps, I]), W[dirs, G·H, I],
+//   R[dirs, G·H, H], optional B[dirs, 2·G·H] (slot 3), sequence_lens (4), P[dirs, 3H] (LSTM
+//   peepholes, slot 7); G = 4 (LSTM), 3 (GRU), 1 (RNN) gates.
+//   flops = steps · dirs · batch · (2·G·H·(I + H) + E·H)
+//     the gates' input GEMM (2·G·H·I) and recurrent GEMM (2·G·H·H) per step, and E
+//     elementwise FLOPs per hidden unit and step (1 per elementwise op, activations included):
+//       LSTM  E = 13: 4 gate sums (W·x + R·h), 4 activations (3 σ, tanh), c = f⊙c + i⊙g (3),
+//                     h = o⊙tanh(c) (2)
+//       GRU   E = 11: 3 gate sums, 3 activations (2 σ, tanh), r⊙h (1), h = (1−z)⊙h̃ + z⊙h (4)
+//       RNN   E = 2:  1 gate sum, 1 activation
+//     plus 2·G with B (the input and the recurrent bias of each gate) and 6 with P (a multiply
+//     and an add per peephole).
+//   bytes = every input once (the weights are reused across steps inside the op) + every
+//   output once. With sequence_lens, every sequence is costed at the full `steps` (an upper
+//   bound on FLOPs; reported).
+RuleResult RnnRule(const RuleInput& in, NodeCost& c, std::vector<std::string>& assumptions) {
+  const ResolvedTensor* x = SlotInput(in, 0);
+  const ResolvedTensor* w = SlotInput(in, 1);
+  const ResolvedTensor* r = SlotInput(in, 2);
+  if (x == nullptr || w == nullptr || r == nullptr || in.outputs.empty()) {
+    return BadInput(in, "needs X, W, R and an output");
+  }
+  if (x->Rank() != 3 || w->Rank() != 3 || r->Rank() != 3) {
+    return BadInput(in, "X, W and R must have rank 3");
+  }
+  const bool lstm = in.node.op == ir::OpKind::kLSTM, gru = in.node.op == ir::OpKind::kGRU;
+  const uint64_t gates = lstm ? 4 : gru ? 3 : 1;
+  uint64_t per_unit = lstm ? 13 : gru ? 11 : 2;
+  const bool batch_first = in.node.IntAttr("layout").value_or(0) != 0;
+  const uint64_t steps = x->Dim(batch_first ? 1 : 0), batch = x->Dim(batch_first ? 0 : 1);
+  const uint64_t input = x->Last(), dirs = w->Dim(0);
+  const auto hidden_attr = in.node.IntAttr("hidden_size");
+  const uint64_t hidden = hidden_attr ? static_cast<uint64_t>(*hidden_attr) : r->Dim(2);
+  if (w->Dim(1) != gates * hidden || r->Dim(1) != gates * hidden || w->Dim(2) != input ||
+      r->Dim(2) != hidden || r->Dim(0) != dirs) {
+    return BadInput(in, "W must be [dirs, " + std::to_string(gates) + "·H, I] and R [dirs, " +
+                            std::to_string(gates) + "·H, H] with H = " + std::to_string(hidden) +
+                            " and I = " + std::to_string(input));
+  }
+  if (SlotInput(in, 3) != nullptr) per_unit += 2 * gates;
+  if (lstm && SlotInput(in, 7) != nullptr) per_unit += 6;
+  Product p;
+  p *= steps;
+  p *= dirs;
+  p *= batch;
+  const Product gemms = GemmFlops(gates * hidden, input + hidden);
+  Product elementwise;
+  elementwise *= per_unit;
+  elementwise *= hidden;
+  const auto step = CheckedAdd(gemms.value, elementwise.value);
+  if (gemms.overflow || elementwise.overflow || !step) return BadInput(in, "FLOP count overflows 64 bits");
+  p *= *step;
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  StreamAll(in, c);
+  SetMmaClass(*x, w, c);
+  if (SlotInput(in, 4) != nullptr) {
+    assumptions.push_back("recurrent layers with sequence_lens: every sequence costed at the "
+                          "full sequence length (an upper bound)");
+  }
+  return {};
+}
+
 uint64_t OutputElems(const RuleInput& in) {
   uint64_t e = 0;
   for (const ResolvedTensor* t : in.outputs) e = SaturatingAdd(e, t->elems);
@@ -702,6 +776,7 @@ RuleResult Dispatch(const RuleInput& in, NodeCost& c, std::vector<std::string>& 
     case OpFamily::kAttention: return AttentionRule(in, c);
     case OpFamily::kRecurrence: return RecurrenceRule(in, c);
     case OpFamily::kCausalConv1d: return CausalConvRule(in, c);
+    case OpFamily::kRnn: return RnnRule(in, c, assumptions);
     case OpFamily::kRope: return PerElementRule(in, 3, false, c);
     case OpFamily::kNorm: return PerElementRule(in, 3, true, c);
     case OpFamily::kBatchNorm: return PerElementRule(in, 2, true, c);

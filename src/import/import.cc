@@ -5,6 +5,11 @@
 
 #include "import/opscope_json/graph_json.h"
 
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string_view>
+
 #if defined(OPSCOPE_ONNX_PLUGIN)
 #include <dlfcn.h>
 #include <unistd.h>
@@ -65,24 +70,106 @@ Result<const OnnxPluginApi*> LoadOnnxPlugin() {
                    "; set OPSCOPE_ONNX_PLUGIN to its path)");
 }
 
-Result<ir::Graph> ImportOnnxFile(const std::string& path, const DimBindings& dims) {
+Result<ir::Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
   auto api = LoadOnnxPlugin();
   if (!api) return std::unexpected(Wrap(path, api.error()));
-  return (*api)->import_file(path, dims);
+  return (*api)->import_file(path, options);
 }
 
 }  // namespace
 #else
 namespace {
-Result<ir::Graph> ImportOnnxFile(const std::string& path, const DimBindings& dims) {
-  return ImportOnnx(path, dims);
+Result<ir::Graph> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  return ImportOnnx(path, options);
 }
 }  // namespace
 #endif
 
-Result<ir::Graph> ImportModel(const std::string& path, const DimBindings& dims) {
-  if (path.ends_with(".onnx")) return ImportOnnxFile(path, dims);
+Result<ir::Graph> ImportModel(const std::string& path, const ImportOptions& options) {
+  if (path.ends_with(".onnx")) return ImportOnnxFile(path, options);
+  if (!options.inputs.empty()) {
+    return MakeError("option '--input " + options.inputs[0].name + "=" + options.inputs[0].text +
+                     "': '" + path + "' is an opscope graph, whose inputs have no values; "
+                     "--input applies to ONNX models");
+  }
   return LoadGraphJson(path);  // graph JSON binds --dim in the ledger
+}
+
+namespace {
+
+// An integer that fits 64 bits, the whole text.
+std::optional<int64_t> WholeInt(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+// A finite float, the whole text.
+std::optional<double> WholeFloat(std::string_view s) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || s.empty() || !std::isfinite(v)) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+Result<InputValue> ParseInputValue(const std::string& option) {
+  const size_t eq = option.rfind('=');
+  if (eq == std::string::npos || eq == 0) {
+    return MakeError("option '--input': expected NAME=VALUE, got '" + option + "'");
+  }
+  InputValue v;
+  v.name = option.substr(0, eq);
+  v.text = option.substr(eq + 1);
+  auto bad = [&](const std::string& why) {
+    return MakeError("option '--input " + option + "': " + why);
+  };
+  std::string_view body = v.text;
+  const bool bracketed = body.size() >= 2 && body.front() == '[' && body.back() == ']';
+  if (bracketed) body = body.substr(1, body.size() - 2);
+  if (bracketed || body.find(',') != std::string_view::npos) {
+    v.list = true;
+    while (true) {
+      const size_t comma = body.find(',');
+      const std::string_view item = body.substr(0, comma);
+      auto i = WholeInt(item);
+      if (!i) return bad("'" + std::string(item) + "' is not an integer (lists hold integers)");
+      v.ints.push_back(*i);
+      if (v.ints.size() > kMaxInputListElems) {
+        return bad("lists hold at most " + std::to_string(kMaxInputListElems) + " integers");
+      }
+      if (comma == std::string_view::npos) break;
+      body.remove_prefix(comma + 1);
+    }
+    return v;
+  }
+  if (auto i = WholeInt(body)) {
+    v.ints.push_back(*i);
+    return v;
+  }
+  if (auto f = WholeFloat(body)) {
+    v.is_float = true;
+    v.real = *f;
+    return v;
+  }
+  return bad("'" + v.text + "' is not a number or a comma-separated list of integers");
+}
+
+}  // namespace
+
+Result<InputBindings> ParseInputOptions(const std::vector<std::string>& options) {
+  InputBindings out;
+  for (const std::string& o : options) {
+    auto v = ParseInputValue(o);
+    if (!v) return std::unexpected(v.error());
+    for (const InputValue& seen : out) {
+      if (seen.name == v->name) return MakeError("option '--input': '" + v->name + "' given twice");
+    }
+    out.push_back(std::move(*v));
+  }
+  return out;
 }
 
 }  // namespace opscope::import

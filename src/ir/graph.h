@@ -24,7 +24,7 @@ enum class OpKind : uint16_t {
 
 enum class OpFamily : uint8_t {
   kMatMul, kExperts, kConv, kConvTranspose, kEinsum, kPagedAttention, kAttention,
-  kRecurrence, kCausalConv1d, kRope, kNorm, kBatchNorm, kElementwise, kReduction, kPool,
+  kRecurrence, kCausalConv1d, kRnn, kRope, kNorm, kBatchNorm, kElementwise, kReduction, kPool,
   kNoFlopModel, kEmbedding, kGather, kCopy, kSplit, kView, kShapeOnly, kControlFlow,
   kCollective, kUnknown,
 };
@@ -92,6 +92,15 @@ struct Node {
   const std::vector<int64_t>* IntsAttr(std::string_view key) const;
 };
 
+// An If branch the importer did not take (its condition is known): neither imported nor
+// costed. `nodes` counts the branch's nodes in the file (nested subgraphs included,
+// Constant nodes excluded).
+struct NotTaken {
+  std::string node;    // the If node
+  std::string branch;  // "then" | "else"
+  uint64_t nodes = 0;
+};
+
 struct Graph {
   std::string name;
   expr::SymbolTable symbols;
@@ -100,6 +109,10 @@ struct Graph {
   std::vector<Node> nodes;
   // What the importer assumed (reported with the analysis), e.g. "no torch_dtype: bf16".
   std::vector<std::string> assumptions;
+  // What makes the analysis incomplete and what to pass to fix it (an If whose condition
+  // depends on an input given no value), reported on stderr and in JSON `warnings`.
+  std::vector<std::string> warnings;
+  std::vector<NotTaken> not_taken;
 
   TensorId AddTensor(Tensor t) {
     tensors.push_back(std::move(t));

@@ -158,6 +158,9 @@ std::string RenderHtml(const ReportModel& m) {
   std::string out = HtmlPageBegin("opscope: " + ChartTitle(m));
   out.reserve(out.size() + 400 * m.nodes.size() + 200 * m.nodes.size() + 65536);
   out += "<h1>opscope: " + HtmlEscape(ChartTitle(m)) + "</h1>\n";
+  for (const std::string& w : m.warnings) {
+    out += "<p class=\"warning\" style=\"color:#b00000\"><strong>" + HtmlEscape(w) + "</strong></p>\n";
+  }
   Summary(out, m);
   out += "<h2>Roofline</h2>\n<div class=\"chart\" id=\"roofline\">\n";
   out += RenderSvg(m, /*standalone=*/false);

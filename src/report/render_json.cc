@@ -158,6 +158,22 @@ std::string RenderJson(const ReportModel& m) {
   w.Key("assumptions").BeginArray();
   for (const std::string& a : m.assumptions) w.Value(a);
   w.EndArray();
+  if (!m.warnings.empty()) {
+    w.Key("warnings").BeginArray();
+    for (const std::string& a : m.warnings) w.Value(a);
+    w.EndArray();
+  }
+  if (!m.not_taken.empty()) {
+    w.Key("not_taken").BeginArray();
+    for (const ir::NotTaken& b : m.not_taken) {
+      w.BeginObject();
+      w.Key("name").Value(b.node);
+      w.Key("branch").Value(b.branch);
+      w.Key("nodes").Value(b.nodes);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   if (m.llm) {
     w.Key("llm");
     WriteLlm(w, *m.llm);

@@ -161,6 +161,7 @@ std::string RenderText(const ReportModel& m, const TextStyle& style) {
   if (!workload.empty()) t.Line("  workload         " + workload);
   t.Line("  nodes            " + std::to_string(tot.nodes) + " (" +
          std::to_string(tot.nodes_costed) + " costed)");
+  if (!m.partial.empty()) t.Line("  " + t.Bold(m.partial));
   t.Line();
   t.Line(t.Bold("totals"));
   t.Line("  time (sum of op rooflines)  " + HumanSeconds(tot.time_s));

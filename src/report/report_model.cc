@@ -73,6 +73,13 @@ ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
     return a.op < b.op;
   });
   m.no_flop_model.assign(no_flop_model.begin(), no_flop_model.end());
+  m.not_taken = graph.not_taken;
+  m.warnings = graph.warnings;
+  if (2 * m.totals.nodes_costed < m.totals.nodes) {
+    m.partial = "partial: " + std::to_string(m.totals.nodes_costed) + " of " +
+                std::to_string(m.totals.nodes) + " nodes costed \u2014 totals are not the model's";
+    m.warnings.push_back(m.partial);
+  }
   return m;
 }
 

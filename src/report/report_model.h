@@ -89,6 +89,13 @@ struct ReportModel {
   std::vector<NotCosted> not_costed;
   std::vector<std::string> no_flop_model;  // op kinds costed with 0 FLOPs for lack of a model
   std::vector<std::string> assumptions;
+  // Facts that make the report misleading if missed (an If on an input given no value, too
+  // few nodes costed); printed on stderr too. JSON `warnings`, only when there are some.
+  std::vector<std::string> warnings;
+  // "partial: 1 of 238 nodes costed — totals are not the model's" when fewer than half of
+  // the nodes are costed (also in `warnings`); empty otherwise. The text and HTML headline.
+  std::string partial;
+  std::vector<ir::NotTaken> not_taken;  // If branches not taken (JSON `not_taken`)
   std::optional<LlmFigures> llm;
   std::optional<ParallelFigures> parallel;
   int top_n = 10;  // rows in the text report's top lists

@@ -3,6 +3,7 @@
 #include "import/onnx/onnx_import.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <optional>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 
 #include "format/format.h"
 #include "import/onnx/onnx_ops.h"
+#include "import/onnx/onnx_order.h"
 #include "import/onnx/onnx_reader.h"
 #include "import/onnx/onnx_shapes.h"
 #include "support/checked_math.h"
@@ -64,9 +66,16 @@ std::string DtypeName(int32_t dtype) {
 
 class Importer {
  public:
-  Importer(std::string origin, const DimBindings& dims, bool library_inference)
+  Importer(std::string origin, const ImportOptions& options, bool library_inference)
       : origin_(std::move(origin)), library_inference_(library_inference) {
-    for (const auto& [name, value] : dims) bound_[name] = value;
+    for (const auto& [name, value] : options.dims) {
+      bound_[name] = value;
+      dim_order_.push_back(name);
+    }
+    for (const InputValue& v : options.inputs) {
+      input_values_[v.name] = &v;
+      input_order_.push_back(&v);
+    }
   }
 
   Result<ir::Graph> Run(onnx::ModelProto& model);
@@ -129,6 +138,15 @@ class Importer {
   std::string UniqueNodeName(const std::string& name);
   ir::TensorId Use(const Entry& e);
 
+  Result<void> ApplyInputValue(const InputValue& v, const std::string& input, Info& info) const;
+  Result<void> FitInputShape(const InputValue& v, const std::string& opt, Info& info) const;
+  struct Deciders {
+    std::vector<std::string> inputs, dims;  // graph inputs with no value, unbound dims
+  };
+  Deciders ConditionDeciders(ir::TensorId cond) const;
+  Result<void> CheckOptionNames(const onnx::GraphProto& main) const;
+  std::string DimNames() const;
+  std::string UnknownConditionReason(const onnx::NodeProto& n, const std::string& name, ir::TensorId cond, bool warn);
   Result<void> CheckUtf8();
   Result<void> CheckDivisorAttrs(const onnx::GraphProto& g) const;
   Result<void> ImportGraph(const onnx::GraphProto& gp, Scope& scope, const Ctx& ctx,
@@ -154,14 +172,20 @@ class Importer {
   bool library_inference_ = false;
   bool complete_ = true;
   std::unordered_map<std::string, int64_t> bound_;
+  std::vector<std::string> dim_order_;  // --dim names in command-line order
+  std::unordered_map<std::string, const InputValue*> input_values_;
+  std::vector<const InputValue*> input_order_;  // --input values in command-line order
+  std::unordered_set<std::string> warned_;  // inputs and dims already warned about
   std::unordered_set<std::string> file_params_;
   std::unordered_set<std::string> input_params_;  // dim names declared on graph inputs
+  std::vector<std::string> declared_dims_;  // every dim name the file declares, in file order
   std::unordered_set<std::string> assumption_set_;
   std::unordered_map<std::string, int64_t> opsets_;
   std::string onnx_errors_;  // the library's inference errors, one per line
   ir::Graph g_;
   std::vector<Info> infos_;             // parallel to g_.tensors
   std::vector<std::string> why_;        // why a tensor's shape is unknown (parallel)
+  std::vector<int64_t> producer_;       // the node writing each tensor, -1 for leaves (parallel)
   std::vector<Pending> pending_;
   std::unordered_set<std::string> node_names_, tensor_names_;
   std::unordered_map<std::string, int64_t> node_suffix_, tensor_suffix_;
@@ -197,7 +221,7 @@ void Importer::CollectParams(const onnx::GraphProto& g, bool main_graph) {
     if (!vi.type().has_tensor_type()) return;
     for (const auto& d : vi.type().tensor_type().shape().dim()) {
       if (d.has_dim_param() && !d.dim_param().empty()) {
-        file_params_.insert(d.dim_param());
+        if (file_params_.insert(d.dim_param()).second) declared_dims_.push_back(d.dim_param());
         g_.symbols.Intern(d.dim_param());
       }
     }
@@ -216,7 +240,8 @@ void Importer::CollectParams(const onnx::GraphProto& g, bool main_graph) {
     for (int i = 0; i < shape.dim_size(); ++i) {
       const auto& d = shape.dim(i);
       if (!d.has_dim_value() && (!d.has_dim_param() || d.dim_param().empty())) {
-        g_.symbols.Intern(vi.name() + ":" + std::to_string(i));
+        declared_dims_.push_back(vi.name() + ":" + std::to_string(i));
+        g_.symbols.Intern(declared_dims_.back());
       }
     }
   }
@@ -384,6 +409,111 @@ Result<void> Importer::CheckDivisorAttrs(const onnx::GraphProto& g) const {
   return {};
 }
 
+// ---- Options -----------------------------------------------------------------------------
+
+bool IsIntegerType(int32_t t) {
+  using T = onnx::TensorProto;
+  return t == T::INT8 || t == T::INT16 || t == T::INT32 || t == T::INT64 || t == T::UINT8 ||
+         t == T::UINT16 || t == T::UINT32 || t == T::UINT64 || t == T::BOOL;
+}
+
+bool IsFloatType(int32_t t) {
+  using T = onnx::TensorProto;
+  return t == T::FLOAT || t == T::DOUBLE || t == T::FLOAT16 || t == T::BFLOAT16 ||
+         (t >= 17 && t <= 20);  // FLOAT8E4M3FN .. FLOAT8E5M2FNUZ (newer than this libonnx)
+}
+
+// Every --input names a graph input (not an initializer), before anything is imported.
+Result<void> Importer::CheckOptionNames(const onnx::GraphProto& main) const {
+  std::unordered_set<std::string> inits;
+  for (const auto& t : main.initializer()) inits.insert(t.name());
+  std::unordered_set<std::string> inputs;
+  std::string list;
+  for (const auto& vi : main.input()) {
+    if (inits.contains(vi.name())) continue;
+    inputs.insert(vi.name());
+    list += (list.empty() ? "'" : ", '") + vi.name() + "'";
+  }
+  for (const InputValue* v : input_order_) {
+    const std::string& name = v->name;
+    if (inputs.contains(name)) continue;
+    const std::string opt = "option '--input " + name + "=" + v->text + "': ";
+    if (inits.contains(name)) return Bad(opt + "'" + name + "' is an initializer (a weight), not a graph input");
+    return Bad(opt + "the model has no input named '" + name + "'" +
+               (list.empty() ? std::string(" (it has no graph inputs)") : "; its inputs: " + list));
+  }
+  return {};
+}
+
+// "its dims: 'batch', 'input:1'" — the names --dim takes, in file order (unnamed dims of
+// graph inputs as INPUT:AXIS).
+std::string Importer::DimNames() const {
+  if (declared_dims_.empty()) return "the model declares no symbolic dims (all its dims are fixed)";
+  constexpr size_t kShown = 30;
+  std::string list;
+  for (size_t i = 0; i < declared_dims_.size() && i < kShown; ++i) {
+    list += (i == 0 ? "'" : ", '") + declared_dims_[i] + "'";
+  }
+  if (declared_dims_.size() > kShown) list += ", ... (" + std::to_string(declared_dims_.size()) + " in all)";
+  return "its dims: " + list + " (unnamed dims of graph inputs are INPUT:AXIS)";
+}
+
+// Checks a --input value against the input's declared type and shape and makes it the
+// input's contents. A 1-D input of symbolic length takes the list's length.
+Result<void> Importer::ApplyInputValue(const InputValue& v, const std::string& input, Info& info) const {
+  const std::string opt = "option '--input " + v.name + "=" + v.text + "': input '" + input + "'";
+  const int32_t t = info.dtype;
+  if (!IsIntegerType(t) && !IsFloatType(t)) {
+    return Bad(opt + " holds " + DtypeName(t) + ", which --input cannot give");
+  }
+  if (v.is_float && IsIntegerType(t)) {
+    return Bad(opt + " holds " + DtypeName(t) + "; '" + v.text + "' is not an integer");
+  }
+  if (t == onnx::TensorProto::BOOL) {
+    for (int64_t x : v.ints) {
+      if (x != 0 && x != 1) return Bad(opt + " holds BOOL; give 0 or 1");
+    }
+  }
+  if (auto ok = FitInputShape(v, opt, info); !ok) return ok;
+  std::vector<Dim> value;
+  if (v.is_float) {
+    // Only whole numbers take part in shape and condition arithmetic; others stay unknown.
+    const bool whole = std::floor(v.real) == v.real && std::fabs(v.real) < 9.0e15;
+    value.push_back(whole ? Dim(Expr::Constant(static_cast<int64_t>(v.real))) : std::nullopt);
+  } else {
+    for (int64_t x : v.ints) value.push_back(Expr::Constant(x));
+  }
+  info.value = std::move(value);
+  return {};
+}
+
+// A scalar fits a rank-0 (or all-1) input, a list a 1-D input of its length; a 1-D input of
+// symbolic length takes the list's length, an input of unknown rank the value's.
+Result<void> Importer::FitInputShape(const InputValue& v, const std::string& opt, Info& info) const {
+  const int64_t n = v.is_float ? 1 : static_cast<int64_t>(v.ints.size());
+  auto shape = [&] {
+    std::string text;
+    for (const Dim& d : info.dims) text += (text.empty() ? "" : ", ") + onnx_shapes::DimString(d, g_.symbols);
+    return "[" + text + "]";
+  };
+  if (!info.rank_known) {
+    info.rank_known = true;
+    info.dims.clear();
+    if (v.list) info.dims.push_back(Expr::Constant(n));
+  } else if (v.list) {
+    if (info.dims.size() != 1) return Bad(opt + " has shape " + shape() + "; a list gives a 1-D input");
+    if (auto c = expr::fold::ConstantOf(info.dims[0]); c && *c != n) {
+      return Bad(opt + " holds " + std::to_string(*c) + " elements; the list has " + std::to_string(n));
+    }
+    info.dims[0] = Expr::Constant(n);
+  } else {
+    for (const Dim& d : info.dims) {
+      if (!expr::fold::IsConstant(d, 1)) return Bad(opt + " has shape " + shape() + "; a scalar gives a one-element input");
+    }
+  }
+  return {};
+}
+
 // ---- Tensors and nodes ------------------------------------------------------------------
 
 // "name", then "name#2", "name#3", ...; the next suffix per name is remembered, so a file with
@@ -413,6 +543,7 @@ ir::TensorId Importer::NewTensor(const std::string& name, Info info, ir::Role ro
   t.role = role;
   infos_.push_back(std::move(info));
   why_.push_back(std::move(why));
+  producer_.push_back(-1);
   return g_.AddTensor(std::move(t));
 }
 
@@ -453,6 +584,7 @@ void Importer::AddOutput(ir::NodeId node, Scope& scope, const std::string& onnx_
                          const Ctx& ctx, Info info, const std::string& why) {
   const ir::TensorId t = NewTensor(ctx.prefix + onnx_name, std::move(info), ir::Role::kActivation, why);
   g_.nodes[node].outputs.push_back(t);
+  producer_[t] = node;
   scope.names[onnx_name] = Entry{t, -1};
 }
 
@@ -496,6 +628,9 @@ Result<void> Importer::ImportGraph(const onnx::GraphProto& gp, Scope& scope, con
       if (scope.names.contains(vi.name())) return Bad("graph input '" + vi.name() + "' is declared twice");
       auto info = InfoFromType(vi.type(), vi.name(), true);
       if (!info) return std::unexpected(info.error());
+      if (auto v = input_values_.find(vi.name()); v != input_values_.end()) {
+        if (auto ok = ApplyInputValue(*v->second, vi.name(), *info); !ok) return ok;
+      }
       std::string why;
       if (!info->rank_known) why = "graph input '" + vi.name() + "' declares no shape";
       const ir::TensorId t = NewTensor(vi.name(), std::move(*info), ir::Role::kInput, why);
@@ -665,6 +800,17 @@ Result<void> Importer::ImportNode(const onnx::NodeProto& n, size_t index, Scope&
     }
     case Rule::kQLinearConv: {
       const ir::NodeId id = Emit(name, kind, source_op, &n, all_inputs({0, 3, 8}), ctx);
+      add_outputs(id, 0, n.output_size());
+      return {};
+    }
+    case Rule::kRnn: {
+      // Optional inputs may be absent (""): the cost rule finds B and P by their ONNX slot.
+      const ir::NodeId id = Emit(name, kind, source_op, &n, all_inputs({}), ctx);
+      std::vector<int64_t> slots;
+      for (size_t i = 0; i < entries.size(); ++i) {
+        if (entries[i] != nullptr) slots.push_back(static_cast<int64_t>(i));
+      }
+      set_attr(id, "input_slots", std::move(slots));
       add_outputs(id, 0, n.output_size());
       return {};
     }
@@ -880,6 +1026,124 @@ const onnx::GraphProto* GraphAttr(const onnx::NodeProto& n, std::string_view nam
   return nullptr;
 }
 
+// The nodes opscope would import from a branch: every node of the file's branch, nested
+// subgraphs included, Constant nodes (leaves, never nodes) excluded.
+uint64_t CountNodes(const onnx::GraphProto& g) {
+  uint64_t count = 0;
+  for (const auto& n : g.node()) {
+    if (!(Domain(n.domain()).empty() && n.op_type() == "Constant")) ++count;
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) count += CountNodes(a.g());
+      for (const auto& sub : a.graphs()) count += CountNodes(sub);
+    }
+  }
+  return count;
+}
+
+// "'a'" or "'a' and 'b'" or "'a', 'b' and 'c'".
+std::string QuotedList(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += "'" + names[i] + "'";
+  }
+  return out;
+}
+
+// "--input a=VALUE --input b=VALUE"
+std::string PassList(const char* option, const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " ") + std::string(option) + " " + n + "=VALUE";
+  return out;
+}
+
+// What an unknown condition is computed from: the graph inputs given no --input value, and the
+// unbound dims (read through Shape or Size, or already symbols in a tensor's contents).
+Importer::Deciders Importer::ConditionDeciders(ir::TensorId cond) const {
+  Deciders out;
+  std::vector<std::string>& inputs = out.inputs;
+  std::vector<std::string>& dims = out.dims;
+  auto add = [](std::vector<std::string>& list, const std::string& item) {
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+  };
+  auto known = [](const Info& i) {
+    if (!i.value) return false;
+    for (const Dim& d : *i.value) {
+      if (!d || !d->IsConstant()) return false;
+    }
+    return true;
+  };
+  std::unordered_set<ir::TensorId> seen;
+  std::vector<ir::TensorId> stack{cond};
+  while (!stack.empty()) {
+    const ir::TensorId t = stack.back();
+    stack.pop_back();
+    if (!seen.insert(t).second || known(infos_[t])) continue;
+    if (const auto& value = infos_[t].value;
+        value && std::all_of(value->begin(), value->end(), [](const Dim& d) { return d.has_value(); })) {
+      // Contents known up to symbols (Shape -> Gather of a symbolic dim): those dims decide.
+      for (const Dim& d : *value) {
+        std::vector<expr::SymbolId> syms;
+        d->CollectSymbols(syms);
+        for (expr::SymbolId id : syms) add(dims, g_.symbols.Name(id));
+      }
+      continue;
+    }
+    const int64_t p = producer_[t];
+    if (p < 0) {
+      const std::string& tn = g_.tensors[t].name;
+      if (g_.tensors[t].role == ir::Role::kInput && !input_values_.contains(tn)) add(inputs, tn);
+      continue;
+    }
+    const ir::Node& node = g_.nodes[static_cast<size_t>(p)];
+    if (node.op == ir::OpKind::kShape) {  // Shape and Size read dims, not values
+      for (ir::TensorId in : node.inputs) {
+        for (const Dim& d : infos_[in].dims) {
+          std::vector<expr::SymbolId> syms;
+          if (d) d->CollectSymbols(syms);
+          for (expr::SymbolId id : syms) add(dims, g_.symbols.Name(id));
+        }
+      }
+      continue;
+    }
+    for (ir::TensorId in : node.inputs) stack.push_back(in);
+  }
+  return out;
+}
+
+// Why an If's condition is unknown, naming what would decide it and the option to pass. With
+// `warn`, each such input or dim is also warned about once (graph.warnings).
+std::string Importer::UnknownConditionReason(const onnx::NodeProto& n, const std::string& name,
+                                             ir::TensorId cond, bool warn) {
+  const Deciders d = ConditionDeciders(cond);
+  const std::vector<std::string>& inputs = d.inputs;
+  const std::vector<std::string>& dims = d.dims;
+  if (inputs.empty() && dims.empty()) {
+    return "condition '" + n.input(0) + "' of If '" + name + "' is not known before running";
+  }
+  std::string what;
+  if (!inputs.empty()) {
+    what = std::string(inputs.size() == 1 ? "the value of input " : "the values of inputs ") +
+           QuotedList(inputs) + " (pass " + PassList("--input", inputs) + ")";
+  }
+  if (!dims.empty()) {
+    what += std::string(what.empty() ? "" : " and on ") + (dims.size() == 1 ? "dim " : "dims ") +
+            QuotedList(dims) + " (pass " + PassList("--dim", dims) + ")";
+  }
+  if (warn) {
+    for (const auto* list : {&inputs, &dims}) {
+      for (const std::string& item : *list) {
+        if (warned_.insert(item).second) {
+          g_.warnings.push_back("If '" + name + "' depends on " + what +
+                                "; neither branch is costed");
+          break;
+        }
+      }
+    }
+  }
+  return "condition of If '" + name + "' depends on " + what;
+}
+
 Result<void> Importer::ImportIf(const onnx::NodeProto& n, const std::string& name, Scope& scope,
                                 const TypeMap& types, const Ctx& ctx) {
   const std::string label = NodeLabel(name, n);
@@ -906,6 +1170,7 @@ Result<void> Importer::ImportIf(const onnx::NodeProto& n, const std::string& nam
   if (taken) {
     const onnx::GraphProto& b = *taken ? *then_g : *else_g;
     if (b.output_size() != n.output_size()) return Bad(label + ": branch and node outputs differ in count");
+    g_.not_taken.push_back({name, *taken ? "else" : "then", CountNodes(*taken ? *else_g : *then_g)});
     Scope child{&scope, {}};
     Ctx sub = ctx;
     sub.prefix = name + (*taken ? "/then/" : "/else/");
@@ -922,7 +1187,7 @@ Result<void> Importer::ImportIf(const onnx::NodeProto& n, const std::string& nam
     return {};
   }
   // Unknown condition: both branches are listed, not costed; the If node carries the reason.
-  const std::string reason = "condition '" + n.input(0) + "' of If '" + name + "' is not known before running";
+  const std::string reason = UnknownConditionReason(n, name, cond, ctx.unresolved.empty());
   using Branch = std::pair<const onnx::GraphProto*, const char*>;
   for (const auto& [b, tag] : {Branch{then_g, "/then/"}, Branch{else_g, "/else/"}}) {
     Scope child{&scope, {}};
@@ -1077,7 +1342,7 @@ Result<void> Importer::ImportLoop(const onnx::NodeProto& n, const std::string& n
     const ir::TensorId init = scan ? *ins[k] : *ins[2 + k];
     const Info& b = infos_[init];
     bool same = a.rank_known && b.rank_known && a.dims.size() == b.dims.size();
-    for (size_t i = 0; same && i < a.dims.size(); ++i) same = onnx_shapes::SameDim(a.dims[i], b.dims[i], g_.symbols);
+    for (size_t i = 0; same && i < a.dims.size(); ++i) same = expr::fold::Same(a.dims[i], b.dims[i], g_.symbols);
     if (!same) unresolved = "loop-carried '" + g_.tensors[init].name + "' changes shape across iterations";
   }
   auto theirs = [&](int i) -> std::optional<Info> {
@@ -1187,6 +1452,7 @@ Result<ir::Graph> Importer::Run(onnx::ModelProto& model) {
     if (value < 0) return Bad("--dim " + name + "=" + std::to_string(value) + ": dims must be non-negative");
   }
   if (auto ok = CheckDivisorAttrs(model.graph()); !ok) return std::unexpected(ok.error());
+  if (auto ok = CheckOptionNames(model.graph()); !ok) return std::unexpected(ok.error());
   CollectParams(model.graph(), true);
   if (library_inference_) {
     SubstituteBindings(*model.mutable_graph());
@@ -1197,6 +1463,11 @@ Result<ir::Graph> Importer::Run(onnx::ModelProto& model) {
   Scope root;
   if (auto ok = ImportGraph(model.graph(), root, Ctx{}, true); !ok) return std::unexpected(ok.error());
   Finalize();
+  for (const std::string& name : dim_order_) {
+    if (!g_.symbols.Find(name)) {
+      return Bad("--dim '" + name + "': the model has no dim named '" + name + "'; " + DimNames());
+    }
+  }
   if (auto ok = CheckUtf8(); !ok) return std::unexpected(ok.error());
   if (auto ok = ir::Validate(g_); !ok) return std::unexpected(Wrap(origin_, ok.error()));
   return std::move(g_);
@@ -1205,24 +1476,27 @@ Result<ir::Graph> Importer::Run(onnx::ModelProto& model) {
 }  // namespace
 
 Result<ir::Graph> ImportOnnxBytes(std::string_view bytes, std::string_view origin,
-                                  const DimBindings& dims) {
+                                  const ImportOptions& options) {
   auto model = onnx_reader::ParseModel(bytes, origin);
   if (!model) return std::unexpected(model.error());
+  if (auto ok = onnx_order::SortNodes(*model->mutable_graph()); !ok) {
+    return std::unexpected(Wrap(std::string(origin), ok.error()));
+  }
   // opscope's own rules and the file's value_info first; the ONNX library's inference (and
   // its one-time schema set-up, ~25 ms) only when some shape stays unknown.
   {
-    Importer own{std::string(origin), dims, false};
+    Importer own{std::string(origin), options, false};
     auto g = own.Run(*model);
     if (!g || own.complete()) return g;
   }
-  Importer with_library{std::string(origin), dims, true};
+  Importer with_library{std::string(origin), options, true};
   return with_library.Run(*model);
 }
 
-Result<ir::Graph> ImportOnnx(const std::string& path, const DimBindings& dims) {
+Result<ir::Graph> ImportOnnx(const std::string& path, const ImportOptions& options) {
   auto file = onnx_reader::MappedFile::Open(path);
   if (!file) return std::unexpected(file.error());
-  return ImportOnnxBytes(file->bytes(), path, dims);
+  return ImportOnnxBytes(file->bytes(), path, options);
 }
 
 }  // namespace opscope::import

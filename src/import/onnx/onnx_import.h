@@ -22,13 +22,17 @@ namespace opscope::import {
 // Imports `path`. Symbolic dims (ONNX dim_param) are interned verbatim; an unnamed dynamic
 // dim of graph input X at axis i is the symbol "X:i". Bound dims are substituted while
 // shapes are inferred (so shape subgraphs evaluate); the names stay interned for the ledger.
+// A --dim name the model does not have is an error listing the names it has. Values given
+// with --input feed the same evaluation and decide If branches: the branch not taken is
+// left out (graph.not_taken), and an If whose condition depends on an input or dim with no
+// value is listed as not costed and warned about once, naming what to pass (graph.warnings).
 // Bad input (not a model, truncated, undefined tensor, unknown opset, negative dims) is an
 // error naming the file and node; a node whose shape cannot be inferred carries the string
 // attribute `unresolved_reason` and is listed as not costed.
-Result<ir::Graph> ImportOnnx(const std::string& path, const DimBindings& dims);
+Result<ir::Graph> ImportOnnx(const std::string& path, const ImportOptions& options);
 
 // The same, from bytes in memory (`origin` names them in errors). For tests and benchmarks.
 Result<ir::Graph> ImportOnnxBytes(std::string_view bytes, std::string_view origin,
-                                  const DimBindings& dims);
+                                  const ImportOptions& options);
 
 }  // namespace opscope::import

@@ -23,6 +23,10 @@ constexpr OnnxOp kTable[] = {
     {"", "QLinearConv", K::kConv, R::kQLinearConv},
     {"", "ConvTranspose", K::kConvTranspose, R::kConvTranspose},
     {"", "Einsum", K::kEinsum, R::kEinsum},
+    // Recurrent layers.
+    {"", "LSTM", K::kLSTM, R::kRnn},
+    {"", "GRU", K::kGRU, R::kRnn},
+    {"", "RNN", K::kRNN, R::kRnn},
     // Normalisation and softmax.
     {"", "LayerNormalization", K::kLayerNorm, R::kLayerNorm},
     {"", "GroupNormalization", K::kGroupNorm, R::kSame},

@@ -61,6 +61,7 @@ enum class Rule : uint8_t {
   kCumSum,
   kTrilu,
   kNonZero,          // data-dependent output: not inferable
+  kRnn,              // LSTM / GRU / RNN: Y, Y_h (, Y_c); inputs keep their ONNX slots
   // com.microsoft
   kMsAttention,      // packed QKV projection inside the op
   kMsMultiHeadAttention,

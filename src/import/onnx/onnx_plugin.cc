@@ -10,6 +10,6 @@ const opscope::import::OnnxPluginApi kApi{&opscope::import::ImportOnnx};
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) const opscope::import::OnnxPluginApi*
-opscope_onnx_plugin_v1() {
+opscope_onnx_plugin_v2() {
   return &kApi;
 }

@@ -18,11 +18,12 @@
 namespace opscope::import {
 
 struct OnnxPluginApi {
-  Result<ir::Graph> (*import_file)(const std::string& path, const DimBindings& dims);
+  Result<ir::Graph> (*import_file)(const std::string& path, const ImportOptions& options);
 };
 
-// The plugin's one exported symbol: extern "C" const OnnxPluginApi* opscope_onnx_plugin_v1().
-inline constexpr const char* kOnnxPluginEntry = "opscope_onnx_plugin_v1";
+// The plugin's one exported symbol: extern "C" const OnnxPluginApi* opscope_onnx_plugin_v2()
+// (v2: import options carry --input values besides --dim bindings).
+inline constexpr const char* kOnnxPluginEntry = "opscope_onnx_plugin_v2";
 inline constexpr const char* kOnnxPluginFile = "opscope-onnx.so";
 
 }  // namespace opscope::import

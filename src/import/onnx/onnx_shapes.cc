@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -15,88 +16,13 @@ namespace opscope::import::onnx_shapes {
 namespace {
 
 using expr::Expr;
+namespace fold = expr::fold;
 using onnx::TensorProto;
 using Rule = onnx_ops::Rule;
 
 Expr C(int64_t v) { return Expr::Constant(v); }
-bool IsC(const Dim& d, int64_t v) { return d && d->IsConstant() && d->constant() == v; }
-std::optional<int64_t> Const(const Dim& d) {
-  if (d && d->IsConstant()) return d->constant();
-  return std::nullopt;
-}
-
-Dim DMul(const Dim& a, const Dim& b) {
-  if (!a || !b) return std::nullopt;
-  if (IsC(a, 1)) return b;
-  if (IsC(b, 1)) return a;
-  if (IsC(a, 0) || IsC(b, 0)) return C(0);
-  if (a->IsConstant() && b->IsConstant()) {
-    auto r = CheckedMulSigned(a->constant(), b->constant());
-    if (!r) return std::nullopt;
-    return C(*r);
-  }
-  return Expr::Mul(*a, *b);
-}
-Dim DAdd(const Dim& a, const Dim& b) {
-  if (!a || !b) return std::nullopt;
-  if (IsC(a, 0)) return b;
-  if (IsC(b, 0)) return a;
-  if (a->IsConstant() && b->IsConstant()) {
-    auto r = CheckedAddSigned(a->constant(), b->constant());
-    if (!r) return std::nullopt;
-    return C(*r);
-  }
-  return Expr::Add(*a, *b);
-}
-Dim DSub(const Dim& a, const Dim& b) {
-  if (!a || !b) return std::nullopt;
-  if (IsC(b, 0)) return a;
-  if (a->IsConstant() && b->IsConstant()) {
-    auto r = CheckedSubSigned(a->constant(), b->constant());
-    if (!r) return std::nullopt;
-    return C(*r);
-  }
-  return Expr::Sub(*a, *b);
-}
-// Exact division of dims: an inexact constant quotient is unknown, never rounded.
-Dim DDiv(const Dim& a, const Dim& b) {
-  if (!a || !b || IsC(b, 0)) return std::nullopt;
-  if (IsC(b, 1)) return a;
-  if (a->IsConstant() && b->IsConstant()) {
-    if (a->constant() % b->constant() != 0) return std::nullopt;
-    return C(a->constant() / b->constant());
-  }
-  return Expr::Div(*a, *b);
-}
-Dim DCeilDiv(const Dim& a, const Dim& b) {
-  if (!a || !b || IsC(b, 0)) return std::nullopt;
-  if (IsC(b, 1)) return a;
-  if (a->IsConstant() && b->IsConstant()) {
-    const int64_t x = a->constant(), y = b->constant();
-    if (y < 0) return std::nullopt;
-    return C(x >= 0 ? (x + y - 1) / y : -((-x) / y));
-  }
-  return Expr::CeilDiv(*a, *b);
-}
-Dim DMin(const Dim& a, const Dim& b) {
-  if (!a || !b) return std::nullopt;
-  if (a->IsConstant() && b->IsConstant()) return C(std::min(a->constant(), b->constant()));
-  return Expr::Min(*a, *b);
-}
-// Dims are non-negative: a constant >= 0 or a symbol (symbols name dims).
-bool NonNegative(const Dim& d) { return d && (d->IsSymbol() || (d->IsConstant() && d->constant() >= 0)); }
-Dim DMax(const Dim& a, const Dim& b) {
-  if (!a || !b) return std::nullopt;
-  if (IsC(b, 0) && NonNegative(a)) return a;
-  if (IsC(a, 0) && NonNegative(b)) return b;
-  if (a->IsConstant() && b->IsConstant()) return C(std::max(a->constant(), b->constant()));
-  return Expr::Max(*a, *b);
-}
-Dim Prod(const std::vector<Dim>& dims, size_t from, size_t to) {
-  Dim p = C(1);
-  for (size_t i = from; i < to && i < dims.size(); ++i) p = DMul(p, dims[i]);
-  return p;
-}
+using fold::ConstantOf;
+using fold::IsConstant;
 
 Info Unknown() { return Info{}; }
 Info Ranked(std::vector<Dim> dims, int32_t dtype) {
@@ -137,7 +63,7 @@ std::optional<std::vector<int64_t>> ConstInts(const Info* in) {
   std::vector<int64_t> out;
   out.reserve(in->value->size());
   for (const Dim& d : *in->value) {
-    auto c = Const(d);
+    auto c = ConstantOf(d);
     if (!c) return std::nullopt;
     out.push_back(*c);
   }
@@ -153,10 +79,10 @@ std::optional<std::vector<int64_t>> IntsFrom(const NodeView& v, std::string_view
 
 bool Broadcast2(const Dim& a, const Dim& b, Dim& out, const NodeView& v) {
   const expr::SymbolTable& sym = *v.symbols;
-  if (IsC(a, 1)) { out = b; return true; }
-  if (IsC(b, 1)) { out = a; return true; }
-  if (a && b && SameDim(a, b, sym)) { out = a; return true; }
-  auto ca = Const(a), cb = Const(b);
+  if (IsConstant(a, 1)) { out = b; return true; }
+  if (IsConstant(b, 1)) { out = a; return true; }
+  if (a && b && fold::Same(a, b, sym)) { out = a; return true; }
+  auto ca = ConstantOf(a), cb = ConstantOf(b);
   if (ca && cb) return false;  // two different constants, neither 1
   if (ca) { out = a; return true; }  // the other must equal it
   if (cb) { out = b; return true; }
@@ -201,11 +127,34 @@ std::optional<std::vector<int64_t>> ConstDims(const Info& in) {
   if (!in.rank_known) return std::nullopt;
   std::vector<int64_t> d;
   for (const Dim& x : in.dims) {
-    auto c = Const(x);
+    auto c = ConstantOf(x);
     if (!c) return std::nullopt;
     d.push_back(*c);
   }
   return d;
+}
+
+// The constant dims of a tensor whose contents are known and hold exactly those elements
+// (a malformed file can disagree); std::nullopt otherwise.
+std::optional<std::vector<int64_t>> ValueDims(const Info& in) {
+  if (!in.value) return std::nullopt;
+  auto d = ConstDims(in);
+  if (!d) return std::nullopt;
+  uint64_t elems = 1;
+  for (int64_t k : *d) {
+    auto p = k >= 0 ? CheckedMul(elems, static_cast<uint64_t>(k)) : std::nullopt;
+    if (!p) return std::nullopt;
+    elems = *p;
+  }
+  if (elems != in.value->size()) return std::nullopt;
+  return d;
+}
+
+// Row-major strides of `dims`.
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
 }
 
 // A float that holds a whole number small enough for exact int64 (the file may hold 1e30 or
@@ -222,7 +171,7 @@ std::optional<std::vector<Dim>> EvalElementwise(const std::vector<const Info*>& 
                                                 const std::vector<Dim>& out_dims, F f) {
   std::vector<int64_t> od;
   for (const Dim& d : out_dims) {
-    auto c = Const(d);
+    auto c = ConstantOf(d);
     if (!c) return std::nullopt;
     od.push_back(*c);
   }
@@ -311,35 +260,35 @@ std::optional<std::vector<Dim>> BinaryValue(const NodeView& v, const std::vector
     }
     if (op == "Add" || op == "Sum") {
       Dim r = a[0];
-      for (size_t i = 1; i < a.size(); ++i) r = DAdd(r, a[i]);
+      for (size_t i = 1; i < a.size(); ++i) r = fold::Add(r, a[i]);
       return r;
     }
-    if (op == "Sub") return DSub(a[0], a[1]);
-    if (op == "Mul") return DMul(a[0], a[1]);
+    if (op == "Sub") return fold::Sub(a[0], a[1]);
+    if (op == "Mul") return fold::Mul(a[0], a[1]);
     if (op == "Max" || op == "Min") {
       Dim r = a[0];
-      for (size_t i = 1; i < a.size(); ++i) r = op == "Max" ? DMax(r, a[i]) : DMin(r, a[i]);
+      for (size_t i = 1; i < a.size(); ++i) r = op == "Max" ? fold::Max(r, a[i]) : fold::Min(r, a[i]);
       return r;
     }
     if (op == "Div") {
-      auto x = Const(a[0]), y = Const(a[1]);
+      auto x = ConstantOf(a[0]), y = ConstantOf(a[1]);
       if (x && y) {
         if (*y == 0 || (*y == -1 && *x == INT64_MIN)) return std::nullopt;  // traps
         if (is_float && *x % *y != 0) return std::nullopt;  // a non-integral float
         return C(TruncDiv(*x, *y));
       }
-      return DDiv(a[0], a[1]);  // symbolic: exact division (shapes split evenly)
+      return fold::Div(a[0], a[1]);  // symbolic: exact division (shapes split evenly)
     }
     if (op == "Mod") {
-      auto x = Const(a[0]), y = Const(a[1]);
+      auto x = ConstantOf(a[0]), y = ConstantOf(a[1]);
       if (!x || !y || *y == 0 || (*y == -1 && *x == INT64_MIN)) return std::nullopt;
       int64_t r = *x % *y;
       if (IntAttr(v.node, "fmod").value_or(0) == 0 && r != 0 && ((r < 0) != (*y < 0))) r += *y;
       return C(r);
     }
     // Comparisons: decidable for constants, and Equal for identical expressions.
-    if (op == "Equal" && SameDim(a[0], a[1], sym)) return C(1);
-    auto x = Const(a[0]), y = Const(a[1]);
+    if (op == "Equal" && fold::Same(a[0], a[1], sym)) return C(1);
+    auto x = ConstantOf(a[0]), y = ConstantOf(a[1]);
     if (!x || !y) return std::nullopt;
     if (op == "Equal") return C(*x == *y);
     if (op == "Less") return C(*x < *y);
@@ -359,10 +308,32 @@ using Outs = Result<std::vector<Info>>;
 
 Outs One(Info i) { return std::vector<Info>{std::move(i)}; }
 
+// Values of the unary ops that map integers to integers (Not of a condition, Neg, Abs, ...).
+std::optional<std::vector<Dim>> UnaryValue(const NodeView& v, const Info& x) {
+  if (!x.value) return std::nullopt;
+  const std::string& op = v.node.op_type();
+  std::function<Dim(int64_t)> f;
+  if (op == "Not") f = [](int64_t a) -> Dim { return C(a == 0); };
+  if (op == "Neg") f = [](int64_t a) -> Dim { return a == INT64_MIN ? Dim() : C(-a); };
+  if (op == "Abs") f = [](int64_t a) -> Dim { return a == INT64_MIN ? Dim() : C(a < 0 ? -a : a); };
+  if (op == "Sign") f = [](int64_t a) -> Dim { return C((a > 0) - (a < 0)); };
+  if (op == "Relu") f = [](int64_t a) -> Dim { return C(std::max<int64_t>(a, 0)); };
+  if (op == "Floor" || op == "Ceil" || op == "Round") f = [](int64_t a) -> Dim { return C(a); };
+  if (!f) return std::nullopt;
+  std::vector<Dim> out;
+  out.reserve(x.value->size());
+  for (const Dim& d : *x.value) {
+    auto c = ConstantOf(d);
+    out.push_back(c ? f(*c) : std::nullopt);
+  }
+  return out;
+}
+
 Outs SameRule(const NodeView& v) {
   auto x = Ranked(v, 0);
   if (!x) return std::unexpected(x.error());
   Info o = Ranked((*x)->dims, (*x)->dtype);
+  o.value = UnaryValue(v, **x);
   return One(std::move(o));
 }
 
@@ -381,7 +352,7 @@ Outs BroadcastRule(const NodeView& v, Rule rule) {
     if (ins.size() != 3) return Fail("Where needs 3 inputs");
     o.dtype = ins[1]->dtype;
     o.value = EvalElementwise(ins, *dims, [](const std::vector<Dim>& a) -> Dim {
-      auto c = Const(a[0]);
+      auto c = ConstantOf(a[0]);
       if (!c) return std::nullopt;
       return *c != 0 ? a[1] : a[2];
     });
@@ -448,7 +419,7 @@ Result<Window> ReadWindow(const NodeView& v, size_t spatial, const std::vector<D
     w.kernel = *k;
   } else if (kernel_dims != nullptr) {
     for (const Dim& d : *kernel_dims) {
-      auto c = Const(d);
+      auto c = ConstantOf(d);
       if (!c) return Fail("kernel dims are not constant");
       w.kernel.push_back(*c);
     }
@@ -473,13 +444,13 @@ Result<Window> ReadWindow(const NodeView& v, size_t spatial, const std::vector<D
 // Output extent of one sliding-window axis (Conv and pooling).
 Dim WindowOut(const Dim& in, const Window& w, size_t i, bool ceil_mode) {
   const int64_t s = w.strides[i];
-  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") return DCeilDiv(in, C(s));
+  if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") return fold::CeilDiv(in, C(s));
   const int64_t eff = w.dilations[i] * (w.kernel[i] - 1) + 1;
   const int64_t pads = w.auto_pad == "VALID" ? 0 : w.pads[i] + w.pads[i + w.kernel.size()];
   // floor((in + pads - eff) / s) + 1 = ceil((in + pads - eff + 1) / s) for in + pads >= eff.
-  const Dim x = DAdd(in, C(pads - eff));
-  if (!ceil_mode) return DCeilDiv(DAdd(x, C(1)), C(s));
-  auto cx = Const(x), cin = Const(in);
+  const Dim x = fold::Add(in, C(pads - eff));
+  if (!ceil_mode) return fold::CeilDiv(fold::Add(x, C(1)), C(s));
+  auto cx = ConstantOf(x), cin = ConstantOf(in);
   if (!cx || !cin) return std::nullopt;
   int64_t out = (*cx + s - 1) / s + 1;
   // The last window must start inside the input or the begin padding.
@@ -517,7 +488,7 @@ Outs ConvTransposeRule(const NodeView& v) {
   auto w = ReadWindow(v, spatial, &kd);
   if (!w) return std::unexpected(w.error());
   const int64_t group = IntAttr(v.node, "group").value_or(1);
-  std::vector<Dim> out{xd[0], DMul(wd[1], C(group))};
+  std::vector<Dim> out{xd[0], fold::Mul(wd[1], C(group))};
   const auto output_shape = IntsAttr(v.node, "output_shape");
   const auto out_pad = IntsAttr(v.node, "output_padding").value_or(std::vector<int64_t>(spatial, 0));
   for (size_t i = 0; i < spatial; ++i) {
@@ -526,14 +497,14 @@ Outs ConvTransposeRule(const NodeView& v) {
       continue;
     }
     if (w->auto_pad == "SAME_UPPER" || w->auto_pad == "SAME_LOWER") {
-      out.push_back(DMul(xd[2 + i], C(w->strides[i])));
+      out.push_back(fold::Mul(xd[2 + i], C(w->strides[i])));
       continue;
     }
     // stride · (in − 1) + output_padding + dilation · (k − 1) + 1 − pad_begin − pad_end
     const int64_t extra = (i < out_pad.size() ? out_pad[i] : 0) +
                           w->dilations[i] * (w->kernel[i] - 1) + 1 - w->pads[i] -
                           w->pads[i + spatial];
-    out.push_back(DAdd(DMul(DSub(xd[2 + i], C(1)), C(w->strides[i])), C(extra)));
+    out.push_back(fold::Add(fold::Mul(fold::Sub(xd[2 + i], C(1)), C(w->strides[i])), C(extra)));
   }
   return One(Ranked(std::move(out), (*x)->dtype));
 }
@@ -603,7 +574,7 @@ Outs ReduceRule(const NodeView& v, bool arg) {
       (v.node.op_type() == "ReduceProd" || v.node.op_type() == "ReduceSum")) {
     Dim acc = C(v.node.op_type() == "ReduceProd" ? 1 : 0);
     for (const Dim& e : *(*x)->value) {
-      acc = v.node.op_type() == "ReduceProd" ? DMul(acc, e) : DAdd(acc, e);
+      acc = v.node.op_type() == "ReduceProd" ? fold::Mul(acc, e) : fold::Add(acc, e);
     }
     o.value = std::vector<Dim>{acc};
   }
@@ -635,24 +606,24 @@ Outs ReshapeRule(const NodeView& v) {
   std::optional<size_t> infer;
   Dim known = C(1);
   for (size_t i = 0; i < target.size(); ++i) {
-    if (IsC(target[i], 0) && !allow_zero) {
+    if (IsConstant(target[i], 0) && !allow_zero) {
       if (i >= xd.size()) return Fail("shape copies dim " + std::to_string(i) + " the input lacks");
       target[i] = xd[i];
-    } else if (IsC(target[i], -1)) {
+    } else if (IsConstant(target[i], -1)) {
       if (infer) return Fail("shape has two -1 dims");
       infer = i;
       continue;
-    } else if (auto c = Const(target[i]); c && *c < 0) {
+    } else if (auto c = ConstantOf(target[i]); c && *c < 0) {
       return Fail("shape has the negative dim " + std::to_string(*c));
     }
-    known = DMul(known, target[i]);
+    known = fold::Mul(known, target[i]);
   }
   if (infer) {
-    target[*infer] = DDiv(Prod(xd, 0, xd.size()), known);
-  } else if (auto in_n = Prod(xd, 0, xd.size()), out_n = Prod(target, 0, target.size());
-             Const(in_n) && Const(out_n) && *Const(in_n) != *Const(out_n)) {
-    return Fail("cannot reshape " + std::to_string(*Const(in_n)) + " elements to " +
-                std::to_string(*Const(out_n)));
+    target[*infer] = fold::Div(fold::Product(xd, 0, xd.size()), known);
+  } else if (auto in_n = fold::Product(xd, 0, xd.size()), out_n = fold::Product(target, 0, target.size());
+             ConstantOf(in_n) && ConstantOf(out_n) && *ConstantOf(in_n) != *ConstantOf(out_n)) {
+    return Fail("cannot reshape " + std::to_string(*ConstantOf(in_n)) + " elements to " +
+                std::to_string(*ConstantOf(out_n)));
   }
   Info o = Ranked(std::move(target), (*x)->dtype);
   o.value = (*x)->value;
@@ -667,7 +638,7 @@ Outs FlattenRule(const NodeView& v) {
   if (axis < 0) axis += static_cast<int64_t>(xd.size());
   if (axis < 0 || axis > static_cast<int64_t>(xd.size())) return Fail("axis out of range");
   const auto a = static_cast<size_t>(axis);
-  Info o = Ranked({Prod(xd, 0, a), Prod(xd, a, xd.size())}, (*x)->dtype);
+  Info o = Ranked({fold::Product(xd, 0, a), fold::Product(xd, a, xd.size())}, (*x)->dtype);
   o.value = (*x)->value;
   return One(std::move(o));
 }
@@ -684,8 +655,8 @@ Outs SqueezeRule(const NodeView& v) {
   }
   if (!axes) {
     for (size_t i = 0; i < xd.size(); ++i) {
-      if (!Const(xd[i])) return Fail("cannot tell which dims are 1");
-      drop[i] = IsC(xd[i], 1);
+      if (!ConstantOf(xd[i])) return Fail("cannot tell which dims are 1");
+      drop[i] = IsConstant(xd[i], 1);
     }
   } else {
     for (int64_t a : *axes) {
@@ -740,7 +711,27 @@ Outs TransposeRule(const NodeView& v) {
     out.push_back(xd[*ax]);
   }
   Info o = Ranked(std::move(out), (*x)->dtype);
-  if (xd.size() <= 1) o.value = (*x)->value;
+  if (xd.size() <= 1) {
+    o.value = (*x)->value;
+  } else if (auto d = ValueDims(**x)) {
+    // out[o_0, ..., o_r] = in[i] with i_perm[k] = o_k.
+    const std::vector<int64_t> in_strides = Strides(*d);
+    std::vector<int64_t> od;
+    for (int64_t p : perm) od.push_back((*d)[*Axis(p, xd.size())]);
+    std::vector<Dim> val;
+    val.reserve((*x)->value->size());
+    std::vector<int64_t> idx(od.size(), 0);
+    for (size_t flat = 0; flat < (*x)->value->size(); ++flat) {
+      int64_t off = 0;
+      for (size_t k = 0; k < od.size(); ++k) off += idx[k] * in_strides[*Axis(perm[k], xd.size())];
+      val.push_back((*(*x)->value)[static_cast<size_t>(off)]);
+      for (size_t k = od.size(); k-- > 0;) {  // odometer over the output index
+        if (++idx[k] < od[k]) break;
+        idx[k] = 0;
+      }
+    }
+    o.value = std::move(val);
+  }
   return One(std::move(o));
 }
 
@@ -763,9 +754,9 @@ Outs ConcatRule(const NodeView& v) {
     if (in->dims.size() != rank) return Fail("inputs differ in rank");
     for (size_t i = 0; i < rank; ++i) {
       if (i == *axis) continue;
-      if (!out[i] || (!Const(out[i]) && Const(in->dims[i]))) out[i] = in->dims[i];
+      if (!out[i] || (!ConstantOf(out[i]) && ConstantOf(in->dims[i]))) out[i] = in->dims[i];
     }
-    out[*axis] = DAdd(out[*axis], in->dims[*axis]);
+    out[*axis] = fold::Add(out[*axis], in->dims[*axis]);
     if (has_value && in->value) {
       value.insert(value.end(), in->value->begin(), in->value->end());
     } else {
@@ -777,17 +768,47 @@ Outs ConcatRule(const NodeView& v) {
   return One(std::move(o));
 }
 
+// The elements of `value` (dims `dims`) at the cartesian product of the kept indices per axis
+// (an axis with none keeps all of it), in row-major order.
+std::vector<Dim> SliceValue(const std::vector<Dim>& value, const std::vector<int64_t>& dims,
+                            const std::vector<std::optional<std::vector<int64_t>>>& kept) {
+  std::vector<std::vector<int64_t>> picks(dims.size());
+  size_t count = 1;
+  for (size_t a = 0; a < dims.size(); ++a) {
+    if (kept[a]) {
+      picks[a] = *kept[a];
+    } else {
+      for (int64_t k = 0; k < dims[a]; ++k) picks[a].push_back(k);
+    }
+    count *= picks[a].size();  // at most value.size(): slices never grow a tensor
+  }
+  const std::vector<int64_t> strides = Strides(dims);
+  std::vector<Dim> out;
+  out.reserve(count);
+  std::vector<size_t> idx(dims.size(), 0);
+  for (size_t flat = 0; flat < count; ++flat) {
+    int64_t off = 0;
+    for (size_t a = 0; a < dims.size(); ++a) off += picks[a][idx[a]] * strides[a];
+    out.push_back(value[static_cast<size_t>(off)]);
+    for (size_t a = dims.size(); a-- > 0;) {
+      if (++idx[a] < picks[a].size()) break;
+      idx[a] = 0;
+    }
+  }
+  return out;
+}
+
 // Clamped [start, end) of one sliced axis with step 1, symbolic where the dim is.
 Dim SliceExtent(const Dim& dim, const Dim& start, const Dim& end) {
   constexpr int64_t kBig = int64_t{1} << 40;
   auto clamp = [&](const Dim& idx) -> Dim {
-    auto c = Const(idx);
+    auto c = ConstantOf(idx);
     if (c && *c >= kBig) return dim;
-    if (c && *c < 0) return DMax(DAdd(dim, idx), C(0));
+    if (c && *c < 0) return fold::Max(fold::Add(dim, idx), C(0));
     if (c && *c == 0) return C(0);
-    return DMin(idx, dim);  // a non-negative index (constant or shape-derived)
+    return fold::Min(idx, dim);  // a non-negative index (constant or shape-derived)
   };
-  return DMax(DSub(clamp(end), clamp(start)), C(0));
+  return fold::Max(fold::Sub(clamp(end), clamp(start)), C(0));
 }
 
 Outs SliceRule(const NodeView& v) {
@@ -828,46 +849,47 @@ Outs SliceRule(const NodeView& v) {
     return Fail("axes or steps differ in length from starts");
   }
   std::vector<Dim> out = xd;
-  // For a sliced 1-D tensor with known contents: the element indices kept.
-  std::optional<std::vector<int64_t>> kept;
+  // For a tensor with known contents: per sliced axis, the indices kept (every slice constant).
+  const auto vd = ValueDims(**x);
+  std::vector<std::optional<std::vector<int64_t>>> kept(xd.size());
+  bool all_constant = true;
   for (size_t i = 0; i < starts.size(); ++i) {
     auto ax = Axis(axes[i], xd.size());
     if (!ax) return Fail("slice axis out of range");
     const int64_t step = steps[i];
     if (step == 0) return Fail("slice step is 0");
-    auto cs = Const(starts[i]), ce = Const(ends[i]), cd = Const(xd[*ax]);
+    auto cs = ConstantOf(starts[i]), ce = ConstantOf(ends[i]), cd = ConstantOf(xd[*ax]);
     if (step == 1 && !(cs && ce && cd)) {
       out[*ax] = SliceExtent(xd[*ax], starts[i], ends[i]);
+      all_constant = false;
       continue;
     }
     if (!cs || !ce || !cd) return Fail("a strided slice of a symbolic dim");
     const int64_t d = *cd;
+    if (d < 0) return Fail("sliced dim " + std::to_string(d) + " is negative");
     auto norm = [&](int64_t idx, bool is_start) {
       if (idx < 0) idx += d;
       if (step > 0) return std::clamp<int64_t>(idx, 0, d);
-      return std::clamp<int64_t>(idx, -1, d - 1) + (is_start ? 0 : 0);
+      return std::clamp<int64_t>(idx, is_start && d > 0 ? 0 : -1, d - 1);  // ONNX: start in [0, d-1]
     };
     const int64_t s = norm(*cs, true), e = norm(*ce, false);
+    // ceil(range / |step|) without overflow: s and e lie in [-1, d].
     int64_t n = 0;
-    if (step > 0 && e > s) n = (e - s + step - 1) / step;
-    if (step < 0 && s > e) n = (s - e + (-step) - 1) / (-step);
+    if (step > 0 && e > s) n = (e - s - 1) / step + 1;
+    if (step < 0 && s > e) n = (s - e - 1) / (step == INT64_MIN ? INT64_MAX : -step) + 1;
     out[*ax] = C(n);
-    if (xd.size() == 1) {
-      kept.emplace();
-      for (int64_t k = 0; k < n; ++k) kept->push_back(s + k * step);
+    if (vd) {  // small: at most kMaxValueElems indices
+      kept[*ax].emplace();
+      for (int64_t k = 0; k < n; ++k) kept[*ax]->push_back(s + k * step);
     }
   }
   Info o = Ranked(std::move(out), (*x)->dtype);
-  if ((*x)->value && xd.size() == 1) {
-    if (!kept) {
-      if (auto n = Const(o.dims[0]); n && IsC(xd[0], static_cast<int64_t>((*x)->value->size()))) {
-        // A step-1 slice resolved symbolically: only when it kept everything from 0.
-        if (*n == static_cast<int64_t>((*x)->value->size())) o.value = (*x)->value;
-      }
-    } else {
-      std::vector<Dim> val;
-      for (int64_t k : *kept) val.push_back((*(*x)->value)[static_cast<size_t>(k)]);
-      o.value = std::move(val);
+  if (vd && all_constant) {
+    o.value = SliceValue(*(*x)->value, *vd, kept);
+  } else if ((*x)->value && xd.size() == 1) {
+    if (auto n = ConstantOf(o.dims[0]); n && IsConstant(xd[0], static_cast<int64_t>((*x)->value->size()))) {
+      // A step-1 slice resolved symbolically: only when it kept everything from 0.
+      if (*n == static_cast<int64_t>((*x)->value->size())) o.value = (*x)->value;
     }
   }
   return One(std::move(o));
@@ -908,7 +930,7 @@ Outs GatherNdRule(const NodeView& v) {
   if (!idx) return std::unexpected(idx.error());
   const auto& id = (*idx)->dims;
   if (id.empty()) return Fail("indices must have rank >= 1");
-  auto last = Const(id.back());
+  auto last = ConstantOf(id.back());
   if (!last) return Fail("the index depth is not constant");
   const auto b = static_cast<size_t>(IntAttr(v.node, "batch_dims").value_or(0));
   std::vector<Dim> out(id.begin(), id.end() - 1);
@@ -932,7 +954,7 @@ Outs SplitRule(const NodeView& v) {
     return Fail("split sizes are not constant");
   } else {
     const Dim whole = xd[*axis];
-    auto c = Const(whole);
+    auto c = ConstantOf(whole);
     if (c && v.node.op_type() == "Split" && IntAttr(v.node, "num_outputs") && *c % static_cast<int64_t>(n) != 0) {
       // opset 18 num_outputs: all chunks ceil(d/n), the last one smaller.
       const int64_t chunk = (*c + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n);
@@ -940,7 +962,7 @@ Outs SplitRule(const NodeView& v) {
         sizes.push_back(C(std::min<int64_t>(chunk, *c - chunk * static_cast<int64_t>(i))));
       }
     } else {
-      const Dim each = DDiv(whole, C(static_cast<int64_t>(n)));
+      const Dim each = fold::Div(whole, C(static_cast<int64_t>(n)));
       sizes.assign(n, each);
     }
   }
@@ -972,7 +994,7 @@ Outs SizeRule(const NodeView& v) {
   auto x = Ranked(v, 0);
   if (!x) return std::unexpected(x.error());
   Info o = Ranked({}, TensorProto::INT64);
-  o.value = std::vector<Dim>{Prod((*x)->dims, 0, (*x)->dims.size())};
+  o.value = std::vector<Dim>{fold::Product((*x)->dims, 0, (*x)->dims.size())};
   return One(std::move(o));
 }
 
@@ -984,7 +1006,7 @@ Outs CastRule(const NodeView& v, int32_t to) {
     o.value = *(*x)->value;
     if (to == TensorProto::BOOL) {
       for (Dim& d : *o.value) {
-        if (auto c = Const(d)) d = C(*c != 0);
+        if (auto c = ConstantOf(d)) d = C(*c != 0);
         else d = std::nullopt;
       }
     }
@@ -1013,7 +1035,7 @@ Outs TileRule(const NodeView& v) {
     return Fail("repeats are not known");
   }
   std::vector<Dim> out;
-  for (size_t i = 0; i < (*x)->dims.size(); ++i) out.push_back(DMul((*x)->dims[i], (*r->value)[i]));
+  for (size_t i = 0; i < (*x)->dims.size(); ++i) out.push_back(fold::Mul((*x)->dims[i], (*r->value)[i]));
   return One(Ranked(std::move(out), (*x)->dtype));
 }
 
@@ -1036,7 +1058,7 @@ Outs PadRule(const NodeView& v) {
   for (size_t i = 0; i < axes.size(); ++i) {
     auto ax = Axis(axes[i], xd.size());
     if (!ax) return Fail("pad axis out of range");
-    out[*ax] = DAdd(out[*ax], C((*pads)[i] + (*pads)[i + axes.size()]));
+    out[*ax] = fold::Add(out[*ax], C((*pads)[i] + (*pads)[i + axes.size()]));
   }
   return One(Ranked(std::move(out), (*x)->dtype));
 }
@@ -1070,10 +1092,10 @@ Outs RangeRule(const NodeView& v) {
     return i->value && i->value->size() == 1 ? (*i->value)[0] : std::nullopt;
   };
   const Dim start = scalar(s), limit = scalar(l), delta = scalar(d);
-  auto cd = Const(delta);
+  auto cd = ConstantOf(delta);
   if (!cd || *cd == 0) return Fail("delta is not a known non-zero constant");
   Dim n;
-  auto cs = Const(start), cl = Const(limit);
+  auto cs = ConstantOf(start), cl = ConstantOf(limit);
   if (cs && cl) {
     // ceil((limit - start) / delta) in exact, checked integers: the bounds come from the file.
     const auto diff = CheckedSubSigned(*cl, *cs);
@@ -1082,12 +1104,12 @@ Outs RangeRule(const NodeView& v) {
     if (*diff % *cd != 0 && (*diff < 0) == (*cd < 0)) ++count;
     n = C(std::max<int64_t>(count, 0));
   } else if (*cd > 0) {
-    n = DCeilDiv(DMax(DSub(limit, start), C(0)), C(*cd));
+    n = fold::CeilDiv(fold::Max(fold::Sub(limit, start), C(0)), C(*cd));
   } else {
     return Fail("a descending range over symbolic bounds");
   }
   Info o = Ranked({n}, dtype);
-  if (auto cn = Const(n); cn && *cn <= kMaxValueElems && cs) {
+  if (auto cn = ConstantOf(n); cn && *cn <= kMaxValueElems && cs) {
     std::vector<Dim> val;
     for (int64_t i = 0; i < *cn; ++i) val.push_back(C(*cs + i * *cd));
     o.value = std::move(val);
@@ -1125,7 +1147,7 @@ Outs ResizeRule(const NodeView& v) {
   if (sizes != nullptr && sizes->value && sizes->value->size() == xd.size()) {
     out = *sizes->value;
   } else if (scales != nullptr && scales->value && scales->value->size() == xd.size()) {
-    for (size_t i = 0; i < xd.size(); ++i) out.push_back(DMul(xd[i], (*scales->value)[i]));
+    for (size_t i = 0; i < xd.size(); ++i) out.push_back(fold::Mul(xd[i], (*scales->value)[i]));
   } else {
     return Fail("sizes or integral scales are not known");
   }
@@ -1237,9 +1259,42 @@ Outs SpaceDepthRule(const NodeView& v, bool to_space) {
   if (!b2) return Fail("blocksize " + std::to_string(*b) + " squared overflows 64 bits");
   const Dim bb = C(*b2), bs = C(*b);
   if (to_space) {
-    return One(Ranked({xd[0], DDiv(xd[1], bb), DMul(xd[2], bs), DMul(xd[3], bs)}, (*x)->dtype));
+    return One(Ranked({xd[0], fold::Div(xd[1], bb), fold::Mul(xd[2], bs), fold::Mul(xd[3], bs)}, (*x)->dtype));
   }
-  return One(Ranked({xd[0], DMul(xd[1], bb), DDiv(xd[2], bs), DDiv(xd[3], bs)}, (*x)->dtype));
+  return One(Ranked({xd[0], fold::Mul(xd[1], bb), fold::Div(xd[2], bs), fold::Div(xd[3], bs)}, (*x)->dtype));
+}
+
+// LSTM / GRU / RNN: X [steps, batch, I] (layout=1: [batch, steps, I]), W [dirs, G·H, I];
+// Y [steps, dirs, batch, H] (layout=1: [batch, steps, dirs, H]), Y_h and Y_c [dirs, batch, H]
+// (layout=1: [batch, dirs, H]). H is attribute hidden_size, else R's last dim.
+Outs RnnRule(const NodeView& v) {
+  auto x = Ranked(v, 0);
+  if (!x) return std::unexpected(x.error());
+  auto w = Ranked(v, 1);
+  if (!w) return std::unexpected(w.error());
+  if ((*x)->dims.size() != 3 || (*w)->dims.size() != 3) return Fail("X and W must have rank 3");
+  Dim hidden;
+  if (auto h = IntAttr(v.node, "hidden_size")) {
+    hidden = C(*h);
+  } else if (const Info* r = In(v, 2); r != nullptr && r->rank_known && r->dims.size() == 3) {
+    hidden = r->dims[2];
+  } else {
+    return Fail("has no hidden_size and R's shape is unknown");
+  }
+  const bool batch_first = IntAttr(v.node, "layout").value_or(0) != 0;
+  const auto& xd = (*x)->dims;
+  const Dim steps = xd[batch_first ? 1 : 0], batch = xd[batch_first ? 0 : 1], dirs = (*w)->dims[0];
+  std::vector<Info> outs;
+  for (int i = 0; i < v.node.output_size(); ++i) {
+    std::vector<Dim> d;
+    if (i == 0) {
+      d = batch_first ? std::vector<Dim>{batch, steps, dirs, hidden} : std::vector<Dim>{steps, dirs, batch, hidden};
+    } else {
+      d = batch_first ? std::vector<Dim>{batch, dirs, hidden} : std::vector<Dim>{dirs, batch, hidden};
+    }
+    outs.push_back(Ranked(std::move(d), (*x)->dtype));
+  }
+  return outs;
 }
 
 Outs IdentityRule(const NodeView& v) {
@@ -1259,7 +1314,7 @@ Outs MsAttentionRule(const NodeView& v) {
   if (!w) return std::unexpected(w.error());
   const auto& xd = (*x)->dims;
   if (xd.size() != 3 || (*w)->dims.size() != 2) return Fail("input must be [B, S, hidden] and weights 2-D");
-  Dim v_hidden = DDiv((*w)->dims[1], C(3));
+  Dim v_hidden = fold::Div((*w)->dims[1], C(3));
   if (auto q = IntsAttr(v.node, "qkv_hidden_sizes"); q && q->size() == 3) v_hidden = C((*q)[2]);
   std::vector<Info> outs{Ranked({xd[0], xd[1], v_hidden}, (*x)->dtype)};
   if (v.node.output_size() > 1) {
@@ -1267,9 +1322,9 @@ Outs MsAttentionRule(const NodeView& v) {
     if (!heads || *heads <= 0) return Fail("has no num_heads");
     Dim total = xd[1];
     if (const Info* past = In(v, 4); past != nullptr && past->rank_known && past->dims.size() == 5) {
-      total = DAdd(past->dims[3], xd[1]);
+      total = fold::Add(past->dims[3], xd[1]);
     }
-    outs.push_back(Ranked({C(2), xd[0], C(*heads), total, DDiv(v_hidden, C(*heads))}, (*x)->dtype));
+    outs.push_back(Ranked({C(2), xd[0], C(*heads), total, fold::Div(v_hidden, C(*heads))}, (*x)->dtype));
   }
   return outs;
 }
@@ -1282,7 +1337,7 @@ Outs MsMhaRule(const NodeView& v) {
   Dim v_hidden = qd[2];
   if (const Info* val = In(v, 2); val != nullptr && val->rank_known) {
     if (val->dims.size() == 3) v_hidden = val->dims[2];
-    if (val->dims.size() == 4) v_hidden = DMul(val->dims[1], val->dims[3]);
+    if (val->dims.size() == 4) v_hidden = fold::Mul(val->dims[1], val->dims[3]);
   }
   std::vector<Info> outs{Ranked({qd[0], qd[1], v_hidden}, (*q)->dtype)};
   for (int i = 1; i < v.node.output_size(); ++i) outs.push_back(Unknown());
@@ -1302,7 +1357,7 @@ Outs MsGqaRule(const NodeView& v) {
     const auto kv2 = CheckedMulSigned(2, *kv);
     const auto all = kv2 ? CheckedAddSigned(*heads, *kv2) : std::nullopt;
     if (!all) return Fail("num_heads + 2 * kv_num_heads overflows 64 bits");
-    hidden = DMul(DDiv(qd[2], C(*all)), C(*heads));
+    hidden = fold::Mul(fold::Div(qd[2], C(*all)), C(*heads));
   }
   std::vector<Info> outs{Ranked({qd[0], qd[1], hidden}, (*q)->dtype)};
   for (int i = 1; i < v.node.output_size(); ++i) outs.push_back(Unknown());
@@ -1348,21 +1403,13 @@ std::optional<int64_t> Info::ConstantElems() const {
   if (!rank_known) return std::nullopt;
   int64_t n = 1;
   for (const Dim& d : dims) {
-    auto c = Const(d);
+    auto c = ConstantOf(d);
     if (!c || *c < 0) return std::nullopt;
     auto r = CheckedMulSigned(n, *c);
     if (!r) return std::nullopt;
     n = *r;
   }
   return n;
-}
-
-bool SameDim(const Dim& a, const Dim& b, const expr::SymbolTable& symbols) {
-  if (!a || !b) return false;
-  if (a->IsConstant() || b->IsConstant()) {
-    return a->IsConstant() && b->IsConstant() && a->constant() == b->constant();
-  }
-  return a->ToString(symbols) == b->ToString(symbols);
 }
 
 std::string DimString(const Dim& d, const expr::SymbolTable& symbols) {
@@ -1600,6 +1647,7 @@ Result<std::vector<Info>> InferOutputs(Rule rule, const NodeView& v) {
     case Rule::kSpaceToDepth: return SpaceDepthRule(v, false);
     case Rule::kIdentity: return IdentityRule(v);
     case Rule::kNonZero: return Fail("the output shape depends on the tensor's data");
+    case Rule::kRnn: return RnnRule(v);
     case Rule::kMsAttention: return MsAttentionRule(v);
     case Rule::kMsMultiHeadAttention: return MsMhaRule(v);
     case Rule::kMsGroupQueryAttention: return MsGqaRule(v);

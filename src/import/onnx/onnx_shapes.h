@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "expr/expr.h"
+#include "expr/fold.h"
 #include "import/onnx/onnx_ops.h"
 #include "support/error.h"
 
@@ -17,7 +18,7 @@
 
 namespace opscope::import::onnx_shapes {
 
-using Dim = std::optional<expr::Expr>;
+using Dim = expr::MaybeExpr;
 
 // What is known about one tensor.
 struct Info {
@@ -55,8 +56,7 @@ struct NodeView {
 // says why the shape cannot be inferred; it never throws.
 Result<std::vector<Info>> InferOutputs(onnx_ops::Rule rule, const NodeView& v);
 
-// Expression helpers shared with the importer.
-bool SameDim(const Dim& a, const Dim& b, const expr::SymbolTable& symbols);
+// A dim as text ("?" when unknown).
 std::string DimString(const Dim& d, const expr::SymbolTable& symbols);
 
 // Attribute readers.
