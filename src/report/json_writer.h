@@ -1,5 +1,7 @@
 // A minimal streaming JSON writer: appends to a string, escapes strings, prints integers
 // exactly and doubles in the shortest form that round-trips. Deterministic by construction.
+// JsonWriter writes compactly; SpacedJsonWriter puts a space after each ',' and ':' (the
+// hand-readable `opscope llm --list`).
 #pragma once
 
 #include <charconv>
@@ -12,43 +14,44 @@
 
 namespace opscope::report {
 
-class JsonWriter {
+template <bool kSpaced>
+class BasicJsonWriter {
  public:
-  explicit JsonWriter(std::string& out) : out_(out) {}
+  explicit BasicJsonWriter(std::string& out) : out_(out) {}
 
-  JsonWriter& BeginObject() { Comma(); out_ += '{'; first_ = true; return *this; }
-  JsonWriter& EndObject() { out_ += '}'; first_ = false; return *this; }
-  JsonWriter& BeginArray() { Comma(); out_ += '['; first_ = true; return *this; }
-  JsonWriter& EndArray() { out_ += ']'; first_ = false; return *this; }
+  BasicJsonWriter& BeginObject() { Comma(); out_ += '{'; first_ = true; return *this; }
+  BasicJsonWriter& EndObject() { out_ += '}'; first_ = false; return *this; }
+  BasicJsonWriter& BeginArray() { Comma(); out_ += '['; first_ = true; return *this; }
+  BasicJsonWriter& EndArray() { out_ += ']'; first_ = false; return *this; }
 
   // A key spelled as a literal in our code: needs no escaping, appended as is (a report
   // writes some fifteen million of them for a million nodes).
   template <size_t N>
-  JsonWriter& Key(const char (&k)[N]) {
+  BasicJsonWriter& Key(const char (&k)[N]) {
     Comma();
     out_ += '"';
     out_.append(k, N - 1);
-    out_ += "\":";
+    out_ += kSpaced ? "\": " : "\":";
     first_ = true;
     return *this;
   }
 
   // Object key from data (symbol names, classes); the next value call writes its value.
-  JsonWriter& Key(std::string_view k) {
+  BasicJsonWriter& Key(std::string_view k) {
     Comma();
     String(k);
-    out_ += ':';
+    out_ += kSpaced ? ": " : ":";
     first_ = true;  // the value that follows takes no comma
     return *this;
   }
 
-  JsonWriter& Value(std::string_view s) { Comma(); String(s); return *this; }
-  JsonWriter& Value(const char* s) { return Value(std::string_view(s)); }
-  JsonWriter& Value(bool b) { Comma(); out_ += b ? "true" : "false"; return *this; }
-  JsonWriter& Value(uint64_t v) { Comma(); AppendNumber(v); return *this; }
-  JsonWriter& Value(int64_t v) { Comma(); AppendNumber(v); return *this; }
-  JsonWriter& Value(int v) { return Value(static_cast<int64_t>(v)); }
-  JsonWriter& Value(double v) {
+  BasicJsonWriter& Value(std::string_view s) { Comma(); String(s); return *this; }
+  BasicJsonWriter& Value(const char* s) { return Value(std::string_view(s)); }
+  BasicJsonWriter& Value(bool b) { Comma(); out_ += b ? "true" : "false"; return *this; }
+  BasicJsonWriter& Value(uint64_t v) { Comma(); AppendNumber(v); return *this; }
+  BasicJsonWriter& Value(int64_t v) { Comma(); AppendNumber(v); return *this; }
+  BasicJsonWriter& Value(int v) { return Value(static_cast<int64_t>(v)); }
+  BasicJsonWriter& Value(double v) {
     Comma();
     if (!std::isfinite(v)) {
       out_ += "null";
@@ -61,7 +64,15 @@ class JsonWriter {
     }
     return *this;
   }
-  JsonWriter& Null() { Comma(); out_ += "null"; return *this; }
+  BasicJsonWriter& Null() { Comma(); out_ += "null"; return *this; }
+
+  // Line breaks and indentation of the caller's layout, with the comma they follow when
+  // they come between items (",\n  "); the next item writes no comma of its own.
+  BasicJsonWriter& Layout(std::string_view text) {
+    out_ += text;
+    first_ = true;
+    return *this;
+  }
 
  private:
   template <typename T>
@@ -72,7 +83,7 @@ class JsonWriter {
   }
 
   void Comma() {
-    if (!first_) out_ += ',';
+    if (!first_) out_ += kSpaced ? ", " : ",";
     first_ = false;
   }
 
@@ -106,6 +117,9 @@ class JsonWriter {
   std::string& out_;
   bool first_ = true;
 };
+
+using JsonWriter = BasicJsonWriter<false>;
+using SpacedJsonWriter = BasicJsonWriter<true>;
 
 // One device as the JSON report and `opscope devices --format json` print it.
 void WriteDeviceJson(JsonWriter& w, const device::Device& d);

@@ -49,7 +49,7 @@ std::string ChartTitle(const ReportModel& m) {
     w += (w.empty() ? "" : ", ") + name + "=" + std::to_string(value);
   }
   std::string title = m.model + " on " + m.device.name;
-  if (m.llm) title += " \xe2\x80\x94 " + m.llm->phase;
+  if (m.llm) title += " \xe2\x80\x94 " + std::string(llm::PhaseName(m.llm->figures.phase));
   if (!w.empty()) title += (m.llm ? " " : " \xe2\x80\x94 ") + w;
   return title;
 }
@@ -85,7 +85,8 @@ std::string RenderSvg(const ReportModel& m, bool standalone) {
   std::string sub = m.device.description.empty() ? m.device.name : m.device.description;
   sub += ", " + HumanRate(bw, "B") + " DRAM";
   if (m.llm) {
-    sub += "; step " + HumanSeconds(m.llm->step_time_s) + ", " + Compact(m.llm->tokens_per_s) +
+    sub += "; step " + HumanSeconds(m.llm->figures.step_time_s) + ", " +
+           Compact(m.llm->figures.tokens_per_s) +
            " tokens/s";
   } else {
     sub += "; sum of op times " + HumanSeconds(total_s);

@@ -15,12 +15,19 @@
 #include "report/html_page.h"
 #include "report/json_writer.h"
 #include "report/svg_canvas.h"
-#include "report/sweep_report.h"
+#include "report/render.h"
 #include "support/huge_pages.h"
 #include "support/human_units.h"
 
 namespace opscope::report {
+
+using sweep::SweepDeployment;
+using sweep::SweepResult;
+using sweep::SweepRow;
+
 namespace {
+
+std::string PhaseOf(const SweepResult& rep) { return std::string(llm::PhaseName(rep.phase)); }
 
 const char* BoundName(const SweepRow& r) { return r.compute_bound ? "compute" : "memory"; }
 
@@ -50,7 +57,7 @@ size_t CsvBoundBytes(const std::vector<std::string>& prefix, size_t rows) {
 
 // Appends the CSV records of rows [begin, end) (their leading fields from `prefix`) to `out`,
 // which has room for them (CsvBoundBytes).
-void AppendCsvRows(std::string& out, const SweepReport& rep, const std::vector<std::string>& prefix,
+void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<std::string>& prefix,
                    size_t begin, size_t end) {
   const size_t recipes = rep.recipes.size(), deployments = rep.deployments.size();
   // GCC 12 cannot see that to_chars stays far inside the buffer (< 192 of 384 bytes a row).
@@ -100,7 +107,7 @@ void AppendCsvRows(std::string& out, const SweepReport& rep, const std::vector<s
 
 }  // namespace
 
-std::vector<std::string> RenderSweepCsvParts(const SweepReport& rep, unsigned threads) {
+std::vector<std::string> RenderSweepCsvParts(const SweepResult& rep, unsigned threads) {
   std::string out;
   CsvWriter w(out);
   for (const char* h : {"model", "device", "recipe", "phase", "tp", "ep", "pp", "dp_attention",
@@ -119,7 +126,7 @@ std::vector<std::string> RenderSweepCsvParts(const SweepReport& rep, unsigned th
         std::string& p = prefix[(d * recipes + r) * deployments + k];
         const SweepDeployment& dep = rep.deployments[k];
         CsvWriter pw(p);
-        pw.Field(rep.model).Field(rep.devices[d]).Field(rep.recipes[r]).Field(rep.phase);
+        pw.Field(rep.model).Field(rep.devices[d]).Field(rep.recipes[r]).Field(PhaseOf(rep));
         pw.Field(dep.tp).Field(dep.ep).Field(dep.pp).Field(dep.dp_attention).Field(dep.devices);
         p += ',';
       }
@@ -155,20 +162,20 @@ std::vector<std::string> RenderSweepCsvParts(const SweepReport& rep, unsigned th
   return parts;
 }
 
-std::string RenderSweepCsv(const SweepReport& rep, unsigned threads) {
+std::string RenderSweepCsv(const SweepResult& rep, unsigned threads) {
   std::vector<std::string> parts = RenderSweepCsvParts(rep, threads);
   std::string out = std::move(parts[0]);
   for (size_t k = 1; k < parts.size(); ++k) out += parts[k];
   return out;
 }
-std::string RenderSweepJson(const SweepReport& rep) {
+std::string RenderSweepJson(const SweepResult& rep) {
   std::string out;
   out.reserve(256 * (rep.rows.size() + 1));
   JsonWriter w(out);
   w.BeginObject();
   w.Key("schema_version").Value(1);
   w.Key("model").Value(rep.model);
-  w.Key("phase").Value(rep.phase);
+  w.Key("phase").Value(llm::PhaseName(rep.phase));
   w.Key("points").BeginArray();
   for (const SweepRow& row : rep.rows) {
     out += '\n';
@@ -210,7 +217,7 @@ namespace {
 
 // The contexts charted: all of them up to eight, else eight spread evenly (first and last
 // included) so the lines stay readable.
-std::vector<int64_t> ChartedContexts(const SweepReport& rep) {
+std::vector<int64_t> ChartedContexts(const SweepResult& rep) {
   std::set<int64_t> all;
   for (const SweepRow& r : rep.rows) all.insert(r.context);
   std::vector<int64_t> v(all.begin(), all.end());
@@ -228,7 +235,7 @@ struct Series {
   std::vector<const SweepRow*> points;  // ascending batch
 };
 
-std::vector<Series> BuildSeries(const SweepReport& rep, const std::vector<int64_t>& contexts,
+std::vector<Series> BuildSeries(const SweepResult& rep, const std::vector<int64_t>& contexts,
                                 size_t* all_series = nullptr) {
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, int64_t>, Series> by_key;
   const std::set<int64_t> charted(contexts.begin(), contexts.end());
@@ -236,7 +243,7 @@ std::vector<Series> BuildSeries(const SweepReport& rep, const std::vector<int64_
     if (!charted.contains(r.context)) continue;
     Series& s = by_key[{r.recipe, r.device, r.deployment, r.context}];
     if (s.label.empty()) {
-      s.label = (rep.phase == "prefill" ? "prompt " : "ctx ") + std::to_string(r.context) +
+      s.label = (rep.phase == llm::Phase::kPrefill ? "prompt " : "ctx ") + std::to_string(r.context) +
                 ", " + rep.devices[r.device];
       if (rep.recipes.size() > 1) s.label += ", " + rep.recipes[r.recipe];
       if (rep.deployments.size() > 1) s.label += ", " + DeploymentLabel(rep.deployments[r.deployment]);
@@ -282,7 +289,7 @@ std::string RateLabel(double v) {
 // A polyline through the points, with a circle per point (hollow where it does not fit).
 void DrawSeries(Svg& svg, const std::vector<std::pair<double, double>>& xy,
                 const std::vector<const SweepRow*>& rows, std::string_view colour,
-                const std::string& label, const SweepReport& rep) {
+                const std::string& label, const SweepResult& rep) {
   std::string pts;
   for (const auto& [x, y] : xy) pts += Svg::Num(x) + "," + Svg::Num(y) + " ";
   svg.Raw("<polyline class=\"series\" fill=\"none\" stroke=\"" + std::string(colour) +
@@ -304,7 +311,7 @@ void DrawSeries(Svg& svg, const std::vector<std::pair<double, double>>& xy,
 
 }  // namespace
 
-std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
+std::string RenderSweepSvg(const SweepResult& rep, bool standalone) {
   constexpr int kW = 1200, kH = 800;
   Svg svg(kW, kH, standalone);
   const std::vector<int64_t> contexts = ChartedContexts(rep);
@@ -312,7 +319,7 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
   const std::vector<Series> series = BuildSeries(rep, contexts, &all_series);
   std::string devices;
   for (const std::string& d : rep.devices) devices += (devices.empty() ? "" : ", ") + d;
-  svg.Text(60, 32, "Sweep: " + rep.model + " \xe2\x80\x94 " + rep.phase + " on " + devices,
+  svg.Text(60, 32, "Sweep: " + rep.model + " \xe2\x80\x94 " + PhaseOf(rep) + " on " + devices,
            "font-size=\"18\" font-weight=\"bold\" fill=\"#111111\"");
   std::set<int64_t> all_contexts;
   for (const SweepRow& r : rep.rows) all_contexts.insert(r.context);
@@ -416,9 +423,9 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
   return svg.Finish();
 }
 
-std::string RenderSweepHtml(const SweepReport& rep) {
+std::string RenderSweepHtml(const SweepResult& rep) {
   std::string out = HtmlPageBegin("opscope sweep: " + rep.model);
-  out += "<h1>opscope sweep: " + HtmlEscape(rep.model) + " (" + HtmlEscape(rep.phase) + ")</h1>\n";
+  out += "<h1>opscope sweep: " + HtmlEscape(rep.model) + " (" + HtmlEscape(PhaseOf(rep)) + ")</h1>\n";
   std::set<int64_t> batches, contexts;
   for (const SweepRow& r : rep.rows) batches.insert(r.batch), contexts.insert(r.context);
   auto join = [](const std::vector<std::string>& v) {
@@ -435,7 +442,7 @@ std::string RenderSweepHtml(const SweepReport& rep) {
   out += "<tr><th>devices</th><td>" + HtmlEscape(join(rep.devices)) + "</td></tr>\n";
   out += "<tr><th>recipes (weights/activations/KV)</th><td>" + HtmlEscape(join(rep.recipes)) + "</td></tr>\n";
   out += "<tr><th>batch</th><td>" + range(batches) + "</td></tr>\n";
-  out += "<tr><th>" + std::string(rep.phase == "prefill" ? "prompt" : "context") + "</th><td>" +
+  out += "<tr><th>" + std::string(rep.phase == llm::Phase::kPrefill ? "prompt" : "context") + "</th><td>" +
          range(contexts) + "</td></tr>\n";
   if (rep.deployments.size() > 1 || rep.deployments.front().devices > 1) {
     std::vector<std::string> labels;
