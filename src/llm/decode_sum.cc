@@ -94,6 +94,12 @@ class DecodeSum {
  private:
   Result<Sample> Eval(int64_t context) const {
     Sample s;
+    size_t nodes = 0;
+    for (const StepGraph* g : stages_) nodes += g->graph.nodes.size();
+    s.bytes.reserve(nodes);
+    s.flops.reserve(nodes);
+    s.bytes_link.reserve(nodes);
+    s.times.reserve(nodes);
     for (const StepGraph* g : stages_) {
       auto r = AnalyzeStep(*g, DecodeBindings(seqs_, context), device_);
       if (!r) return std::unexpected(r.error());
@@ -110,8 +116,10 @@ class DecodeSum {
   }
 
   // Every node's bytes, FLOPs and link bytes at b lie on the line through a and a + 1 (exact
-  // integers), and so do its times (the same peak and link all along).
-  static bool Affine(const Sample& a, const Sample& a1, const Sample& b, int64_t span) {
+  // integers); on a deployment, so must its times (the same peak and link all along), which
+  // the pipeline's cuts rely on. One device sums each node's memory and compute lines from
+  // its bytes and FLOPs alone.
+  bool Affine(const Sample& a, const Sample& a1, const Sample& b, int64_t span) const {
     using I = __int128;
     auto on_line = [&](uint64_t x0, uint64_t x1, uint64_t xb) {
       return I(xb) - I(x0) == I(span) * (I(x1) - I(x0));
@@ -123,6 +131,7 @@ class DecodeSum {
           !on_line(a.bytes_link[i], a1.bytes_link[i], b.bytes_link[i])) {
         return false;
       }
+      if (one_device_) continue;
       const std::array<Line, 3> lines = Lines(a.times[i], a1.times[i]);
       const std::array<double, 3> at_b = {b.times[i].memory_s, b.times[i].compute_s,
                                           b.times[i].link_s};

@@ -142,6 +142,9 @@ Deployment Deployment::OneDevice(int64_t layers) {
 }
 
 BatchSplit Deployment::Split(int64_t batch) const {
+  // One micro-batch on one replica (every one-device deployment): the batch whole, without
+  // the divisions (a sweep splits every point).
+  if (micro_batches == 1 && dp_attention == 1) return {batch, 1, batch, batch};
   BatchSplit s;
   s.micro_seqs = (batch + micro_batches - 1) / micro_batches;
   s.micro_count = (batch + s.micro_seqs - 1) / s.micro_seqs;

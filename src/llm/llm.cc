@@ -78,32 +78,12 @@ std::vector<KvWindow> KvWindows(const StepGraph& step) {
   return out;
 }
 
-uint64_t KvWindowBytesPerSeq(std::span<const KvWindow> windows, int64_t context) {
-  uint64_t total = 0;
-  for (const KvWindow& w : windows) {
-    total += static_cast<uint64_t>(std::min(context, w.window)) * w.bytes_per_token;
-  }
-  return total;
-}
-
 uint64_t KvWindowBytesPerSeq(const StepGraph& step, int64_t context) {
   return KvWindowBytesPerSeq(KvWindows(step), context);
 }
 
-uint64_t BytesPerSeq(const ModelFigures& m, std::span<const KvWindow> windows, int64_t context) {
-  return m.kv_bytes_per_token * static_cast<uint64_t>(context) +
-         KvWindowBytesPerSeq(windows, context) + m.state_bytes_per_seq;
-}
-
 uint64_t BytesPerSeq(const StepGraph& step, const ModelFigures& m, int64_t context) {
   return BytesPerSeq(m, KvWindows(step), context);
-}
-
-uint64_t MaxBatch(const ModelFigures& m, uint64_t bytes_per_seq, double memory_bytes,
-                  double mem_util) {
-  const double budget = memory_bytes * mem_util - static_cast<double>(m.weight_bytes);
-  if (budget <= 0 || bytes_per_seq == 0) return 0;
-  return static_cast<uint64_t>(std::floor(budget / static_cast<double>(bytes_per_seq)));
 }
 
 cost::Workload DecodeBindings(int64_t batch, int64_t context) {

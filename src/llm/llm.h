@@ -13,6 +13,8 @@
 //    out of the per-token and per-sequence figures.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -51,17 +53,31 @@ struct KvWindow {
 std::vector<KvWindow> KvWindows(const StepGraph& step);
 
 // Σ over sliding-window caches of min(context, window) · bytes per token.
-uint64_t KvWindowBytesPerSeq(std::span<const KvWindow> windows, int64_t context);
+inline uint64_t KvWindowBytesPerSeq(std::span<const KvWindow> windows, int64_t context) {
+  uint64_t total = 0;
+  for (const KvWindow& w : windows) {
+    total += static_cast<uint64_t>(std::min(context, w.window)) * w.bytes_per_token;
+  }
+  return total;
+}
 uint64_t KvWindowBytesPerSeq(const StepGraph& step, int64_t context);
 
 // Bytes one sequence holds at `context` cached tokens: full KV + windowed KV + state.
-uint64_t BytesPerSeq(const ModelFigures& m, std::span<const KvWindow> windows, int64_t context);
+inline uint64_t BytesPerSeq(const ModelFigures& m, std::span<const KvWindow> windows,
+                            int64_t context) {
+  return m.kv_bytes_per_token * static_cast<uint64_t>(context) +
+         KvWindowBytesPerSeq(windows, context) + m.state_bytes_per_seq;
+}
 uint64_t BytesPerSeq(const StepGraph& step, const ModelFigures& m, int64_t context);
 
 // The largest batch whose weights + per-sequence bytes fit mem_util · memory; 0 if the weights
-// alone do not fit.
-uint64_t MaxBatch(const ModelFigures& m, uint64_t bytes_per_seq, double memory_bytes,
-                  double mem_util);
+// alone do not fit:  floor((mem_util · memory_bytes − weight_bytes) / bytes_per_seq).
+inline uint64_t MaxBatch(const ModelFigures& m, uint64_t bytes_per_seq, double memory_bytes,
+                         double mem_util) {
+  const double budget = memory_bytes * mem_util - static_cast<double>(m.weight_bytes);
+  if (budget <= 0 || bytes_per_seq == 0) return 0;
+  return static_cast<uint64_t>(std::floor(budget / static_cast<double>(bytes_per_seq)));
+}
 
 // The workload bindings of one step (DESIGN's symbols n, seqs, ctx).
 cost::Workload DecodeBindings(int64_t batch, int64_t context);

@@ -95,7 +95,13 @@ Result<std::optional<Serving>> Serving::Make(std::shared_ptr<const ModelBuild> b
                            std::move(windows)});
     }
   }
-  for (const Stage& stage : s.stages_) s.stage_steps_.push_back(stage.step.get());
+  for (const Stage& stage : s.stages_) {
+    s.stage_steps_.push_back(stage.step.get());
+    ModelFigures& l = s.largest_share_;
+    l.weight_bytes = std::max(l.weight_bytes, stage.figures.weight_bytes);
+    l.kv_bytes_per_token = std::max(l.kv_bytes_per_token, stage.figures.kv_bytes_per_token);
+    l.state_bytes_per_seq = std::max(l.state_bytes_per_seq, stage.figures.state_bytes_per_seq);
+  }
   s.build_ = std::move(build);
   s.deployment_ = std::move(deployment);
   s.device_ = device;
@@ -139,58 +145,74 @@ uint64_t Serving::StageBytesPerSeq(size_t s, int64_t memory_context) const {
   return BytesPerSeq(stages_[s].figures, stages_[s].kv_windows, memory_context);
 }
 
-uint64_t Serving::MaxBatch(int64_t memory_context, double mem_util) const {
+Serving::MemoryFit Serving::Fit(int64_t memory_context, double mem_util) const {
   uint64_t per_device = UINT64_MAX;
   for (size_t s = 0; s < stages_.size(); ++s) {
-    per_device = std::min(per_device, llm::MaxBatch(stages_[s].figures,
-                                                    StageBytesPerSeq(s, memory_context),
-                                                    device_.memory_bytes, mem_util));
+    per_device = std::min(per_device, MaxBatch(stages_[s].figures,
+                                               StageBytesPerSeq(s, memory_context),
+                                               device_.memory_bytes, mem_util));
   }
-  return per_device * static_cast<uint64_t>(deployment_.dp_attention);
+  return {per_device * static_cast<uint64_t>(deployment_.dp_attention),
+          KvWindowBytesPerSeq(build_->kv_windows, memory_context)};
 }
 
 // ---- The figures ---------------------------------------------------------------------------
 
 namespace {
 
-// The per-device figures: the largest share of any stage's device, the busiest stage's time.
-DeviceFigures PerDevice(const Serving& serving, const StageTimes& t, const BatchSplit& split,
-                        const Figures& f) {
-  DeviceFigures d;
+// The per-device figures into `d`: the largest share of any stage's device, the busiest
+// stage's time. (Quotients that are exact without dividing — one stage's bubble, one device's
+// share — skip the division: a sweep computes these for every point.)
+void PerDevice(const Serving& serving, const StageTimes& t, const BatchSplit& split,
+               const Figures& f, DeviceFigures& d) {
+  const ModelFigures& share = serving.largest_share();
+  d.weight_bytes = share.weight_bytes;
+  d.kv_bytes_per_token = share.kv_bytes_per_token;
+  d.state_bytes_per_seq = share.state_bytes_per_seq;
   double sum_s = 0, max_s = 0;
+  int64_t busiest = 0;
   for (size_t s = 0; s < t.step_s.size(); ++s) {
     sum_s += t.step_s[s];
     if (t.step_s[s] > max_s) {
       max_s = t.step_s[s];
-      d.busiest_stage = static_cast<int64_t>(s);
+      busiest = static_cast<int64_t>(s);
     }
-    const ModelFigures& m = serving.stage_figures(s);
-    d.weight_bytes = std::max(d.weight_bytes, m.weight_bytes);
-    d.kv_bytes_per_token = std::max(d.kv_bytes_per_token, m.kv_bytes_per_token);
-    d.state_bytes_per_seq = std::max(d.state_bytes_per_seq, m.state_bytes_per_seq);
   }
+  d.busiest_stage = busiest;
   d.seqs = static_cast<uint64_t>(split.resident);
   d.micro_batches = split.micro_count;
   const auto micro = static_cast<double>(split.micro_count);
-  if (!t.comm_s.empty()) d.comm_time_s = t.comm_s[static_cast<size_t>(d.busiest_stage)] * micro;
-  if (!t.floor_s.empty()) d.step_floor_s = PipelineStepTime(t.floor_s, split.micro_count);
-  d.tokens_per_s = f.tokens_per_s / static_cast<double>(serving.deployment().devices);
-  d.bubble = f.step_time_s > 0 ? (sum_s - max_s) / f.step_time_s : 0;
-  return d;
+  if (t.comm_s.empty()) {
+    d.comm_time_s.reset();
+  } else {
+    d.comm_time_s = t.comm_s[static_cast<size_t>(busiest)] * micro;
+  }
+  if (t.floor_s.empty()) {
+    d.step_floor_s.reset();
+  } else {
+    d.step_floor_s = PipelineStepTime(t.floor_s, split.micro_count);
+  }
+  const int64_t devices = serving.deployment().devices;
+  d.tokens_per_s = devices == 1 ? f.tokens_per_s : f.tokens_per_s / static_cast<double>(devices);
+  // bubble = (Σ t − max t) / step: 0 for one stage.
+  d.bubble = f.step_time_s > 0 && sum_s != max_s ? (sum_s - max_s) / f.step_time_s : 0;
 }
 
 }  // namespace
 
-Figures ServingFigures(const Serving& serving, const Workload& w, const StageTimes& t) {
+void ServingFigures(const Serving& serving, const Workload& w, const StageTimes& t, Figures& f,
+                    const Serving::MemoryFit* fit) {
   const BatchSplit split = serving.deployment().Split(w.batch);
   const bool prefill = w.phase == Phase::kPrefill;
-  Figures f;
   f.phase = w.phase;
   f.model = serving.build().figures;
   f.step_time_s = PipelineStepTime(t.step_s, split.micro_count);
   const double tokens = prefill ? static_cast<double>(w.batch) * static_cast<double>(w.Prompt())
                                 : static_cast<double>(w.batch);
   f.tokens_per_s = f.step_time_s > 0 ? tokens / f.step_time_s : 0;
+  f.ttft_s.reset();
+  f.e2e_s.reset();
+  f.tpot_s.reset();
   if (prefill) f.ttft_s = f.step_time_s;
   if (w.gen_len) {
     const double ttft_s =
@@ -200,14 +222,12 @@ Figures ServingFigures(const Serving& serving, const Workload& w, const StageTim
     f.e2e_s = ttft_s + decode_s;
     f.tpot_s = *w.gen_len > 0 ? decode_s / static_cast<double>(*w.gen_len) : 0.0;
   }
-  const int64_t memory_context = w.MemoryContext();
-  f.kv_window_bytes_per_seq = KvWindowBytesPerSeq(serving.build().kv_windows, memory_context);
-  f.max_batch = serving.MaxBatch(memory_context, w.mem_util);
+  const Serving::MemoryFit memory = fit ? *fit : serving.Fit(w.MemoryContext(), w.mem_util);
+  f.kv_window_bytes_per_seq = memory.kv_window_bytes_per_seq;
+  f.max_batch = memory.max_batch;
   f.fits = static_cast<uint64_t>(w.batch) <= f.max_batch;
-  f.per_device = PerDevice(serving, t, split, f);
-  return f;
+  PerDevice(serving, t, split, f, f.per_device);
 }
-
 
 // ---- The full analysis ---------------------------------------------------------------------
 

@@ -92,9 +92,16 @@ class Serving {
   std::span<const StepGraph* const> stages() const { return stage_steps_; }
   // What the device of stage s holds: its weights, per-token KV and per-sequence state.
   const ModelFigures& stage_figures(size_t s) const { return stages_[s].figures; }
+  // Per field, the most any stage's device holds (weights, per-token KV, per-sequence state).
+  const ModelFigures& largest_share() const { return largest_share_; }
 
-  // The largest batch the deployment holds at `memory_context` tokens per sequence.
-  uint64_t MaxBatch(int64_t memory_context, double mem_util) const;
+  // What memory holds at `memory_context` tokens per sequence: the largest batch the
+  // deployment holds, and the whole model's windowed KV of one sequence.
+  struct MemoryFit {
+    uint64_t max_batch = 0;
+    uint64_t kv_window_bytes_per_seq = 0;
+  };
+  MemoryFit Fit(int64_t memory_context, double mem_util) const;
   // Bytes one sequence holds on one device of stage s at `memory_context`.
   uint64_t StageBytesPerSeq(size_t s, int64_t memory_context) const;
 
@@ -116,6 +123,7 @@ class Serving {
   device::Device device_;
   std::vector<Stage> stages_;
   std::vector<const StepGraph*> stage_steps_;
+  ModelFigures largest_share_;  // per field, the most any stage's device holds
 };
 
 // What a timing source says about one workload on a Serving, per stage.
@@ -134,8 +142,18 @@ struct StageTimes {
 //   tokens_per_s = tokens of the step / step_time_s          (decode: batch; prefill: batch · prompt)
 //   ttft_s       = prefill: the step; decode with gen_len: the prefill of the prompt
 //   e2e_s        = ttft_s + decode_sum_s;  tpot_s = decode_sum_s / gen_len
-//   max_batch    = Serving::MaxBatch(memory context);  fits = batch <= max_batch
-Figures ServingFigures(const Serving& serving, const Workload& workload, const StageTimes& times);
+//   max_batch    = Serving::Fit(memory context).max_batch;  fits = batch <= max_batch
+// Writes every field of `figures` (a sweep reuses one for all its points). `fit`: the Fit at
+// the workload's memory context when the caller has it already (a sweep's contexts repeat for
+// every batch); nullptr computes it.
+void ServingFigures(const Serving& serving, const Workload& workload, const StageTimes& times,
+                    Figures& figures, const Serving::MemoryFit* fit = nullptr);
+inline Figures ServingFigures(const Serving& serving, const Workload& workload,
+                              const StageTimes& times) {
+  Figures figures;
+  ServingFigures(serving, workload, times, figures);
+  return figures;
+}
 
 // The full analysis of one workload on a Serving: each stage's ledger and roofline, timed
 // into ServingFigures. The workload must pass CheckWorkload.

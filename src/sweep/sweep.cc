@@ -34,15 +34,25 @@ llm::Workload PointWorkload(const Grid& grid, int64_t batch, int64_t context) {
   return w;
 }
 
+// Copies an optional field by its parts: the row is written in place, and a 16-byte copy of
+// what was just stored as 8 + 1 bytes stalls on store forwarding (per point, in a sweep).
+void CopyOptional(const std::optional<double>& from, std::optional<double>& to) {
+  if (from) {
+    to = *from;
+  } else {
+    to.reset();
+  }
+}
+
 // A row's figures from llm::ServingFigures; tpot_s of a decode step is the step itself.
 void FillRow(const llm::Figures& f, int64_t batch, int64_t context, SweepRow& row) {
   row.batch = batch;
   row.context = context;
   row.step_time_s = f.step_time_s;
   row.tokens_per_s = f.tokens_per_s;
-  row.tpot_s = f.tpot_s;
-  if (!row.tpot_s && f.phase == llm::Phase::kDecode) row.tpot_s = f.step_time_s;
-  row.ttft_s = f.ttft_s;
+  CopyOptional(f.tpot_s, row.tpot_s);
+  if (!f.tpot_s && f.phase == llm::Phase::kDecode) row.tpot_s = f.step_time_s;
+  CopyOptional(f.ttft_s, row.ttft_s);
   row.max_batch = f.max_batch;
   row.fits = f.fits;
 }
@@ -129,6 +139,12 @@ class GridRunner {
         plans_[s].push_back(std::move(*plan));
       }
     }
+    // What memory holds at each context (the same for every batch).
+    fits_.clear();
+    for (int64_t context : spec_.contexts) {
+      const int64_t memory_context = PointWorkload(spec_, 1, context).MemoryContext();
+      fits_.push_back(serving_.Fit(memory_context, spec_.mem_util));
+    }
     base_ = rep_.rows.size();
     rep_.rows.resize(base_ + batches * contexts);
     ids_ = {device_index, recipe_index, deployment_index};
@@ -167,6 +183,8 @@ class GridRunner {
   struct Worker {
     std::vector<std::vector<std::optional<StepTiming>>> tile;  // [stage][cell of the tile]
     std::vector<double> stage_s;  // the stage times of one point
+    llm::Workload workload;       // of one point (batch and context vary)
+    llm::Figures figures;         // of one point
     uint64_t by_plan = 0, by_full_analysis = 0;
     Result<void> status;
   };
@@ -177,6 +195,7 @@ class GridRunner {
     const size_t batches = spec_.batches.size(), contexts = spec_.contexts.size();
     wk.tile.resize(serving_.stage_count());
     for (auto& t : wk.tile) t.resize(layout_.tile_b * layout_.tile_c);
+    wk.workload = PointWorkload(spec_, 0, 0);
     for (size_t tile = first; tile < end; ++tile) {
       const size_t b0 = tile * layout_.tile_b;
       const size_t nb = std::min(layout_.tile_b, batches - b0);
@@ -190,7 +209,7 @@ class GridRunner {
             // Filled in place: a row assembled on the stack and copied costs a
             // store-forwarding stall per field, more than the point's arithmetic.
             SweepRow& row = rep_.rows[base_ + (b0 + i) * contexts + c0 + j];
-            if (FromPlan(wk, batch, context, i * nc + j, row)) {
+            if (FromPlan(wk, batch, context, c0 + j, i * nc + j, row)) {
               ++wk.by_plan;
             } else {
               auto e = llm::Evaluate(serving_, PointWorkload(spec_, batch, context));
@@ -246,7 +265,8 @@ class GridRunner {
 
   // The row of a point from the stages' plans (wk.tile[s][cell]) through llm::ServingFigures;
   // false when some stage's plan gave it up. The bound is the busiest stage's.
-  bool FromPlan(Worker& wk, int64_t batch, int64_t context, size_t cell, SweepRow& row) const {
+  bool FromPlan(Worker& wk, int64_t batch, int64_t context, size_t c, size_t cell,
+                SweepRow& row) const {
     const size_t stages = wk.tile.size();
     wk.stage_s.resize(stages);
     for (size_t s = 0; s < stages; ++s) {
@@ -256,10 +276,12 @@ class GridRunner {
     }
     llm::StageTimes times;
     times.step_s = wk.stage_s;
-    const llm::Figures f =
-        llm::ServingFigures(serving_, PointWorkload(spec_, batch, context), times);
-    FillRow(f, batch, context, row);
-    row.compute_bound = wk.tile[static_cast<size_t>(f.per_device.busiest_stage)][cell]->compute_bound;
+    wk.workload.batch = batch;
+    wk.workload.context = context;
+    llm::ServingFigures(serving_, wk.workload, times, wk.figures, &fits_[c]);
+    FillRow(wk.figures, batch, context, row);
+    const auto busiest = static_cast<size_t>(wk.figures.per_device.busiest_stage);
+    row.compute_bound = wk.tile[busiest][cell]->compute_bound;
     return true;
   }
 
@@ -267,6 +289,7 @@ class GridRunner {
   const llm::Serving& serving_;
   SweepResult& rep_;
   std::vector<std::vector<std::unique_ptr<StepPlan>>> plans_;  // [stage][worker]
+  std::vector<llm::Serving::MemoryFit> fits_;                  // per context of the grid
   Layout layout_;
   Ids ids_;
   size_t base_ = 0;  // the grid's first row in the result
