@@ -7,10 +7,13 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "device/device.h"
+#include "report/append_number.h"
 
 namespace opscope::report {
 
@@ -48,23 +51,29 @@ class BasicJsonWriter {
   BasicJsonWriter& Value(std::string_view s) { Comma(); String(s); return *this; }
   BasicJsonWriter& Value(const char* s) { return Value(std::string_view(s)); }
   BasicJsonWriter& Value(bool b) { Comma(); out_ += b ? "true" : "false"; return *this; }
-  BasicJsonWriter& Value(uint64_t v) { Comma(); AppendNumber(v); return *this; }
-  BasicJsonWriter& Value(int64_t v) { Comma(); AppendNumber(v); return *this; }
+  BasicJsonWriter& Value(uint64_t v) { Comma(); AppendNumber(out_, v); return *this; }
+  BasicJsonWriter& Value(int64_t v) { Comma(); AppendNumber(out_, v); return *this; }
   BasicJsonWriter& Value(int v) { return Value(static_cast<int64_t>(v)); }
   BasicJsonWriter& Value(double v) {
     Comma();
     if (!std::isfinite(v)) {
       out_ += "null";
     } else if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
-      AppendNumber(static_cast<int64_t>(v));  // 80000000000, not 8e+10
+      AppendNumber(out_, static_cast<int64_t>(v));  // 80000000000, not 8e+10
     } else {
-      char buf[32];
-      auto r = std::to_chars(buf, buf + sizeof buf, v);
-      out_.append(buf, r.ptr);
+      AppendNumber(out_, v);
     }
     return *this;
   }
   BasicJsonWriter& Null() { Comma(); out_ += "null"; return *this; }
+  // A number, or null when absent.
+  BasicJsonWriter& Value(const std::optional<double>& v) { return v ? Value(*v) : Null(); }
+  // An array of strings.
+  BasicJsonWriter& Strings(std::span<const std::string> values) {
+    BeginArray();
+    for (const std::string& v : values) Value(v);
+    return EndArray();
+  }
 
   // Line breaks and indentation of the caller's layout, with the comma they follow when
   // they come between items (",\n  "); the next item writes no comma of its own.
@@ -75,13 +84,6 @@ class BasicJsonWriter {
   }
 
  private:
-  template <typename T>
-  void AppendNumber(T v) {
-    char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, r.ptr);
-  }
-
   void Comma() {
     if (!first_) out_ += kSpaced ? ", " : ",";
     first_ = false;

@@ -61,12 +61,7 @@ void WriteNode(JsonWriter& w, const NodeRow& n) {
   w.Key("bytes").Value(n.bytes());
   w.Key("bytes_link").Value(n.bytes_link);  // 0 but for collectives: one schema for every node
   w.Key("flops").Value(n.flops);
-  w.Key("intensity");
-  if (n.intensity) {
-    w.Value(*n.intensity);
-  } else {
-    w.Null();
-  }
+  w.Key("intensity").Value(n.intensity);
   w.Key("mma_class").Value(n.mma_class);
   w.Key("time_s").Value(n.time_s);
   w.Key("bound").Value(n.bound);
@@ -110,12 +105,7 @@ void WriteParallel(JsonWriter& w, const llm::Deployment& d, const llm::DeviceFig
   w.Key("devices").Value(d.devices);
   w.Key("weight_bytes_per_device").Value(p.weight_bytes);
   w.Key("kv_bytes_per_token_per_device").Value(p.kv_bytes_per_token);
-  w.Key("comm_time_s");
-  if (p.comm_time_s) {
-    w.Value(*p.comm_time_s);
-  } else {
-    w.Null();  // a timing source without collective times
-  }
+  w.Key("comm_time_s").Value(p.comm_time_s);  // null: a timing source without collectives
   w.Key("tokens_per_s_per_device").Value(p.tokens_per_s);
   w.EndObject();
 }
@@ -159,12 +149,8 @@ std::string RenderJson(const ReportModel& m) {
     w.EndObject();
   }
   w.EndArray();
-  w.Key("no_flop_model").BeginArray();
-  for (const std::string& op : m.no_flop_model) w.Value(op);
-  w.EndArray();
-  w.Key("assumptions").BeginArray();
-  for (const std::string& a : m.assumptions) w.Value(a);
-  w.EndArray();
+  w.Key("no_flop_model").Strings(m.no_flop_model);
+  w.Key("assumptions").Strings(m.assumptions);
   if (m.llm) {
     w.Key("llm");
     WriteLlm(w, *m.llm);

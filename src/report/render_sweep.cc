@@ -192,22 +192,16 @@ std::string RenderSweepJson(const SweepResult& rep) {
     w.Key("context").Value(row.context);
     w.Key("step_time_s").Value(row.step_time_s);
     w.Key("tokens_per_s").Value(row.tokens_per_s);
-    w.Key("tpot_s");
-    if (row.tpot_s) w.Value(*row.tpot_s); else w.Null();
-    w.Key("ttft_s");
-    if (row.ttft_s) w.Value(*row.ttft_s); else w.Null();
+    w.Key("tpot_s").Value(row.tpot_s);
+    w.Key("ttft_s").Value(row.ttft_s);
     w.Key("bound").Value(BoundName(row));
     w.Key("max_batch").Value(row.max_batch);
     w.Key("fits").Value(row.fits);
     w.EndObject();
   }
   w.EndArray();
-  w.Key("skipped").BeginArray();
-  for (const std::string& a : rep.skipped) w.Value(a);
-  w.EndArray();
-  w.Key("assumptions").BeginArray();
-  for (const std::string& a : rep.assumptions) w.Value(a);
-  w.EndArray();
+  w.Key("skipped").Strings(rep.skipped);
+  w.Key("assumptions").Strings(rep.assumptions);
   w.EndObject();
   out += '\n';
   return out;
@@ -361,11 +355,7 @@ std::string RenderSweepSvg(const SweepResult& rep, bool standalone) {
   } else {
     for (double b = 1; b <= max_batch; b *= 2) if (b >= min_batch) ticks.push_back(b);
   }
-  for (double b : ticks) {
-    const double px = bx.Map(b);
-    svg.Line(px, kBottom, px, kTop, "stroke=\"#e3e3e3\" stroke-width=\"1\"");
-    svg.Text(px, kBottom + 18, PlainNumberLabel(b), "text-anchor=\"middle\" fill=\"#333333\"");
-  }
+  for (double b : ticks) DrawXGridTick(svg, bx.Map(b), kBottom, kTop, PlainNumberLabel(b));
   svg.Line(110, kBottom, 560, kBottom, "stroke=\"#333333\" stroke-width=\"1\"");
   svg.Text(335, kBottom + 40, "batch (sequences)", "text-anchor=\"middle\" font-size=\"14\"");
   DrawLinearYAxis(svg, ty, 110, 560, RateLabel, "tokens/s (all sequences)");
@@ -375,18 +365,12 @@ std::string RenderSweepSvg(const SweepResult& rep, bool standalone) {
   const LinearAxis py{0, max_per_seq * 1.05, kBottom, kTop};
   svg.Text(940, 80, "serving trade-off", "text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\"");
   {
-    // x ticks of the linear axis, as DrawLinearYAxis chooses them.
-    const double span = tx.hi - tx.lo;
-    double step = std::pow(10.0, std::floor(std::log10(span)));
-    for (double m : {1.0, 2.0, 5.0}) {
-      if (span / (step * m) <= 8) { step *= m; break; }
-    }
+    // x ticks of the linear axis, chosen as DrawLinearYAxis chooses them (at most 8).
+    const double step = LinearTickStep(tx.hi - tx.lo, 8);
     for (int i = 0; i <= 20; ++i) {
       const double v = i * step;
       if (v > tx.hi) break;
-      const double px = tx.Map(v);
-      svg.Line(px, kBottom, px, kTop, "stroke=\"#e3e3e3\" stroke-width=\"1\"");
-      svg.Text(px, kBottom + 18, RateLabel(v), "text-anchor=\"middle\" fill=\"#333333\"");
+      DrawXGridTick(svg, tx.Map(v), kBottom, kTop, RateLabel(v));
     }
     svg.Line(720, kBottom, 1160, kBottom, "stroke=\"#333333\" stroke-width=\"1\"");
     svg.Text(940, kBottom + 40, "tokens/s (all sequences)", "text-anchor=\"middle\" font-size=\"14\"");
