@@ -5,14 +5,9 @@
 // against individual `opscope llm` runs, and bad LISTs named in the error.
 #include <gtest/gtest.h>
 #include <simdjson.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <numeric>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +22,7 @@
 #include "sweep/step_plan.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_list.h"
+#include "testing/run_binary.h"
 
 namespace opscope::sweep {
 namespace {
@@ -418,34 +414,10 @@ TEST(RunSweep, BadOptionsNameTheOption) {
 
 // ---- Through the binary -----------------------------------------------------------------
 
-namespace fs = std::filesystem;
+using opscope::testing::Args;
+using opscope::testing::Outcome;
 
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Outcome RunOpscope(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path() / ("opscope_sweep_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string cmd = std::string("cd '") + OPSCOPE_SOURCE_DIR + "' && '" + OPSCOPE_BINARY +
-                          "' " + args + " >'" + (dir / "out").string() + "' 2>'" +
-                          (dir / "err").string() + "' </dev/null";
-  const int raw = std::system(cmd.c_str());
-  Outcome o;
-  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  o.out = ReadAll(dir / "out");
-  o.err = ReadAll(dir / "err");
-  fs::remove_all(dir);
-  return o;
-}
+Outcome RunOpscope(const std::string& args) { return opscope::testing::RunOpscope(Args(args)); }
 
 // RFC 4180: quoted fields may hold commas and doubled quotes; records end in CRLF.
 std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
