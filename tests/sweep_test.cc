@@ -392,6 +392,9 @@ TEST(RunSweep, BadOptionsNameTheOption) {
   x.tps = {1, 70000};
   expect_error(x, "option '--tp': must be at most 65536, got 70000");
   x = s;
+  x.micro_batches = 0;  // checked even where the grid has no pipeline
+  expect_error(x, "option '--micro-batches': must be positive, got 0");
+  x = s;
   x.phase = llm::Phase::kPrefill;
   x.batches = {1, int64_t{1} << 40};
   x.contexts = {1, int64_t{1} << 30};

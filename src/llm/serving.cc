@@ -163,7 +163,7 @@ namespace {
 // The per-device figures into `d`: the largest share of any stage's device, the busiest
 // stage's time. (Quotients that are exact without dividing — one stage's bubble, one device's
 // share — skip the division: a sweep computes these for every point.)
-void PerDevice(const Serving& serving, const StageTimes& t, const BatchSplit& split,
+void PerDevice(const Serving& serving, const StageTimes& times, const BatchSplit& split,
                const Figures& f, DeviceFigures& d) {
   const ModelFigures& share = serving.largest_share();
   d.weight_bytes = share.weight_bytes;
@@ -171,10 +171,10 @@ void PerDevice(const Serving& serving, const StageTimes& t, const BatchSplit& sp
   d.state_bytes_per_seq = share.state_bytes_per_seq;
   double sum_s = 0, max_s = 0;
   int64_t busiest = 0;
-  for (size_t s = 0; s < t.step_s.size(); ++s) {
-    sum_s += t.step_s[s];
-    if (t.step_s[s] > max_s) {
-      max_s = t.step_s[s];
+  for (size_t s = 0; s < times.step_s.size(); ++s) {
+    sum_s += times.step_s[s];
+    if (times.step_s[s] > max_s) {
+      max_s = times.step_s[s];
       busiest = static_cast<int64_t>(s);
     }
   }
@@ -182,15 +182,15 @@ void PerDevice(const Serving& serving, const StageTimes& t, const BatchSplit& sp
   d.seqs = static_cast<uint64_t>(split.resident);
   d.micro_batches = split.micro_count;
   const auto micro = static_cast<double>(split.micro_count);
-  if (t.comm_s.empty()) {
+  if (times.comm_s.empty()) {
     d.comm_time_s.reset();
   } else {
-    d.comm_time_s = t.comm_s[static_cast<size_t>(busiest)] * micro;
+    d.comm_time_s = times.comm_s[static_cast<size_t>(busiest)] * micro;
   }
-  if (t.floor_s.empty()) {
+  if (times.floor_s.empty()) {
     d.step_floor_s.reset();
   } else {
-    d.step_floor_s = PipelineStepTime(t.floor_s, split.micro_count);
+    d.step_floor_s = PipelineStepTime(times.floor_s, split.micro_count);
   }
   const int64_t devices = serving.deployment().devices;
   d.tokens_per_s = devices == 1 ? f.tokens_per_s : f.tokens_per_s / static_cast<double>(devices);
@@ -200,13 +200,13 @@ void PerDevice(const Serving& serving, const StageTimes& t, const BatchSplit& sp
 
 }  // namespace
 
-void ServingFigures(const Serving& serving, const Workload& w, const StageTimes& t, Figures& f,
+void ServingFigures(const Serving& serving, const Workload& w, const StageTimes& times, Figures& f,
                     const Serving::MemoryFit* fit) {
   const BatchSplit split = serving.deployment().Split(w.batch);
   const bool prefill = w.phase == Phase::kPrefill;
   f.phase = w.phase;
   f.model = serving.build().figures;
-  f.step_time_s = PipelineStepTime(t.step_s, split.micro_count);
+  f.step_time_s = PipelineStepTime(times.step_s, split.micro_count);
   const double tokens = prefill ? static_cast<double>(w.batch) * static_cast<double>(w.Prompt())
                                 : static_cast<double>(w.batch);
   f.tokens_per_s = f.step_time_s > 0 ? tokens / f.step_time_s : 0;
@@ -216,8 +216,8 @@ void ServingFigures(const Serving& serving, const Workload& w, const StageTimes&
   if (prefill) f.ttft_s = f.step_time_s;
   if (w.gen_len) {
     const double ttft_s =
-        prefill ? f.step_time_s : PipelineStepTime(t.prefill_step_s, split.micro_count);
-    const double decode_s = t.decode_sum_s.value_or(0);
+        prefill ? f.step_time_s : PipelineStepTime(times.prefill_step_s, split.micro_count);
+    const double decode_s = times.decode_sum_s.value_or(0);
     f.ttft_s = ttft_s;
     f.e2e_s = ttft_s + decode_s;
     f.tpot_s = *w.gen_len > 0 ? decode_s / static_cast<double>(*w.gen_len) : 0.0;
@@ -226,7 +226,7 @@ void ServingFigures(const Serving& serving, const Workload& w, const StageTimes&
   f.kv_window_bytes_per_seq = memory.kv_window_bytes_per_seq;
   f.max_batch = memory.max_batch;
   f.fits = static_cast<uint64_t>(w.batch) <= f.max_batch;
-  PerDevice(serving, t, split, f, f.per_device);
+  PerDevice(serving, times, split, f, f.per_device);
 }
 
 // ---- The full analysis ---------------------------------------------------------------------

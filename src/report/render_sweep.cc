@@ -283,7 +283,7 @@ std::string RateLabel(double v) {
 // A polyline through the points, with a circle per point (hollow where it does not fit).
 void DrawSeries(Svg& svg, const std::vector<std::pair<double, double>>& xy,
                 const std::vector<const SweepRow*>& rows, std::string_view colour,
-                const std::string& label, const SweepResult& rep) {
+                const std::string& label) {
   std::string pts;
   for (const auto& [x, y] : xy) pts += Svg::Num(x) + "," + Svg::Num(y) + " ";
   svg.Raw("<polyline class=\"series\" fill=\"none\" stroke=\"" + std::string(colour) +
@@ -300,7 +300,6 @@ void DrawSeries(Svg& svg, const std::vector<std::pair<double, double>>& xy,
                    "\" stroke=\"" + std::string(colour) + "\" stroke-width=\"1.5\"",
                title);
   }
-  (void)rep;
 }
 
 }  // namespace
@@ -383,7 +382,7 @@ std::string RenderSweepSvg(const SweepResult& rep, bool standalone) {
     for (const SweepRow* r : series[i].points) {
       xy.emplace_back(bx.Map(static_cast<double>(r->batch)), ty.Map(r->tokens_per_s));
     }
-    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label, rep);
+    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label);
   }
   svg.Raw("</g>\n<g class=\"series-tradeoff\">\n");
   for (size_t i = 0; i < series.size(); ++i) {
@@ -392,7 +391,7 @@ std::string RenderSweepSvg(const SweepResult& rep, bool standalone) {
       xy.emplace_back(tx.Map(r->tokens_per_s),
                       py.Map(r->tokens_per_s / static_cast<double>(r->batch)));
     }
-    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label, rep);
+    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label);
   }
   svg.Raw("</g>\n<g class=\"legend\">\n");
   double lx = 110, ly = 640;

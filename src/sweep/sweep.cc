@@ -94,6 +94,12 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
       if (auto ok = llm::CheckDegree(option, v); !ok) return ok;
     }
   }
+  for (const auto& [option, value] :
+       {std::pair<const char*, std::optional<int64_t>>{"--dp-attention", g.dp_attention},
+        {"--gpus-per-node", g.gpus_per_node}, {"--micro-batches", g.micro_batches}}) {
+    if (!value) continue;
+    if (auto ok = llm::CheckDegree(option, *value); !ok) return ok;
+  }
   const uint64_t points = static_cast<uint64_t>(g.batches.size()) * g.contexts.size() * devices *
                           g.weights.size() * Axis(g.tps) * Axis(g.eps) * Axis(g.pps);
   if (points > kMaxPoints) {
