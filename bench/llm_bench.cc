@@ -11,6 +11,7 @@
 #include "import/hf_config/presets.h"
 #include "import/hf_config/step_graph.h"
 #include "llm/llm.h"
+#include "llm/serving.h"
 #include "roofline/roofline.h"
 
 namespace {
@@ -83,17 +84,14 @@ void BM_DeepSeekV3CostOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_DeepSeekV3CostOnly)->Unit(benchmark::kMicrosecond);
 
-// Everything `opscope llm deepseek-v3` does before rendering: parse the config, resolve the
-// recipe, build, cost, time, serving figures.
+// Everything `opscope llm deepseek-v3` does before rendering (llm::RunLlm): parse the config,
+// resolve the device and recipe, plan the deployment, build, cost, time, serving figures.
 void BM_DeepSeekV3EndToEnd(benchmark::State& state) {
-  const import::hf::Preset* p = import::hf::FindPreset("deepseek-v3");
-  const device::Device dev = *device::FindBuiltinDevice("h100-sxm");
+  llm::Request request;
+  request.model = "deepseek-v3";
   for (auto _ : state) {
-    auto spec = import::hf::ParseHfConfig(p->json, std::string(p->file));
-    auto recipe = import::hf::ResolveRecipe(*spec, {});
-    auto step = import::hf::BuildStepGraph(*spec, *recipe);
-    auto run = llm::RunRequest(*step, *recipe, dev, llm::Request{});
-    benchmark::DoNotOptimize(run->figures.step_time_s);
+    auto run = llm::RunLlm(request);
+    benchmark::DoNotOptimize(run->evaluation.figures.step_time_s);
   }
 }
 BENCHMARK(BM_DeepSeekV3EndToEnd)->Unit(benchmark::kMicrosecond);

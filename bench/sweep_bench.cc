@@ -10,10 +10,8 @@
 #include <vector>
 
 #include "device/device.h"
-#include "import/hf_config/presets.h"
-#include "import/hf_config/recipe.h"
-#include "import/hf_config/step_graph.h"
-#include "report/sweep_report.h"
+#include "llm/serving.h"
+#include "report/render.h"
 #include "sweep/step_plan.h"
 #include "sweep/sweep.h"
 
@@ -22,16 +20,14 @@ namespace {
 using namespace opscope;
 
 struct Fixture {
-  import::hf::ModelSpec spec;
+  llm::Model model;
   sweep::SweepSpec sweep;
 };
 
 Fixture& Llama2Sweep(const char* preset = "llama-2-7b-hf") {
   static Fixture f = [&] {
     Fixture x;
-    const import::hf::Preset* p = import::hf::FindPreset(preset);
-    x.spec = *import::hf::ParseHfConfig(p->json, std::string(p->file));
-    x.sweep.model_name = preset;
+    x.model = *llm::OpenModel(preset);
     x.sweep.batches.resize(16);
     std::iota(x.sweep.batches.begin(), x.sweep.batches.end(), 1);
     x.sweep.contexts.resize(4096);
@@ -40,7 +36,7 @@ Fixture& Llama2Sweep(const char* preset = "llama-2-7b-hf") {
     x.sweep.weights = {std::nullopt};
     return x;
   }();
-  f.sweep.model = &f.spec;
+  f.sweep.model = &f.model;
   return f;
 }
 
@@ -75,10 +71,9 @@ void BM_SweepLlama2Decode65536Csv(benchmark::State& state) {
 // Plan compilation alone (once per model × recipe).
 void BM_CompilePlanLlama2(benchmark::State& state) {
   Fixture& f = Llama2Sweep();
-  auto recipe = import::hf::ResolveRecipe(f.spec, {});
-  auto step = import::hf::BuildStepGraph(f.spec, *recipe);
+  auto build = llm::BuildModel(f.model, {});
   for (auto _ : state) {
-    auto plan = sweep::StepPlan::Compile(step->graph);
+    auto plan = sweep::StepPlan::Compile((*build)->whole->graph);
     benchmark::DoNotOptimize(plan->get());
   }
 }
@@ -86,9 +81,8 @@ void BM_CompilePlanLlama2(benchmark::State& state) {
 // One block of 64 decode points from a compiled plan (the inner loop).
 void BM_PlanTimeBlock(benchmark::State& state) {
   Fixture& f = Llama2Sweep();
-  auto recipe = import::hf::ResolveRecipe(f.spec, {});
-  auto step = import::hf::BuildStepGraph(f.spec, *recipe);
-  auto plan = sweep::StepPlan::Compile(step->graph);
+  auto build = llm::BuildModel(f.model, {});
+  auto plan = sweep::StepPlan::Compile((*build)->whole->graph);
   std::vector<sweep::Point> points(sweep::StepPlan::kBlock);
   for (size_t i = 0; i < points.size(); ++i) points[i] = {8, 8, 1000 + static_cast<int64_t>(i)};
   std::vector<std::optional<sweep::StepTiming>> out(points.size());

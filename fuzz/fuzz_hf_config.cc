@@ -9,9 +9,7 @@
 
 #include "fuzz/fuzz_common.h"
 #include "import/hf_config/model_spec.h"
-#include "import/hf_config/recipe.h"
-#include "import/hf_config/step_graph.h"
-#include "llm/llm.h"
+#include "llm/serving.h"
 
 namespace hf = opscope::import::hf;
 
@@ -29,23 +27,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (const char* w = kWeights[salt & 7]) options.weights = w;
   if (salt & 8) options.activations = "fp8_e4m3";
   if (salt & 16) options.kv = "fp8_e4m3";
-  auto recipe = hf::ResolveRecipe(*spec, options);
-  if (!recipe) return opscope::fuzz::CheckErrorMessage(recipe.error().message), 0;
-  auto step = hf::BuildStepGraph(*spec, *recipe);
-  if (!step) return opscope::fuzz::CheckErrorMessage(step.error().message), 0;
+  auto build = opscope::llm::BuildModel(opscope::llm::Model{"config.json", "config.json", *spec},
+                                        options);
+  if (!build) return opscope::fuzz::CheckErrorMessage(build.error().message), 0;
 
-  opscope::llm::Request request;
-  request.phase = (salt & 32) ? opscope::llm::Phase::kPrefill : opscope::llm::Phase::kDecode;
-  request.batch = (salt & 64) ? 64 : 1;
-  request.context = 4096;
-  request.prompt = 512;
-  if (salt & 128) request.gen_len = 16;
+  opscope::llm::Workload workload;
+  workload.phase = (salt & 32) ? opscope::llm::Phase::kPrefill : opscope::llm::Phase::kDecode;
+  workload.batch = (salt & 64) ? 64 : 1;
+  workload.context = 4096;
+  workload.prompt = 512;
+  if (salt & 128) workload.gen_len = 16;
   const opscope::device::Device& device = opscope::fuzz::FuzzDevice(salt);
-  auto run = opscope::llm::RunRequest(*step, *recipe, device, request);
+  auto serving = opscope::llm::Serving::Build(
+      *build, opscope::llm::Deployment::OneDevice(spec->num_layers()), device);
+  if (!serving) return opscope::fuzz::CheckErrorMessage(serving.error().message), 0;
+  auto run = opscope::llm::Evaluate(*serving, workload);
   if (!run) return opscope::fuzz::CheckErrorMessage(run.error().message), 0;
-  opscope::report::ReportModel model = opscope::report::BuildReport(
-      step->graph, run->step.ledger, run->step.analysis, device, 5);
-  model.llm = std::move(run->figures);
+  const opscope::report::ReportModel model = opscope::report::BuildLlmReport(*serving, *run, 5);
   opscope::fuzz::CheckJson(opscope::report::RenderJson(model));
   (void)opscope::report::RenderText(model);
   return 0;

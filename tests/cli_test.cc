@@ -4,8 +4,8 @@
 // JSON with DESIGN's field names, and `opscope devices --format json` listing every required id.
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,7 +15,10 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "testing/run_binary.h"
 
 namespace {
 
@@ -24,29 +27,8 @@ namespace fs = std::filesystem;
 const std::string kSource = OPSCOPE_SOURCE_DIR;
 const std::string kBinary = OPSCOPE_BINARY;
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string ShellQuote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
-}
-
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
+using opscope::testing::Outcome;
+using opscope::testing::ReadAll;
 
 class CliTest : public ::testing::Test {
  protected:
@@ -59,19 +41,13 @@ class CliTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(tmp_); }
 
   // Runs opscope with `args` from the source directory; captures status, stdout, stderr.
-  // `env` ("NAME=value ..."), and another copy of the binary, for the plugin tests.
-  Outcome Run(const std::vector<std::string>& args, const std::string& env = "",
+  // `env` ("NAME=value"), and another copy of the binary, for the plugin tests.
+  Outcome Run(const std::vector<std::string>& args, std::vector<std::string> env = {},
               const std::string& binary = kBinary) {
-    std::string cmd = "cd " + ShellQuote(kSource) + " && " + env + " " + ShellQuote(binary);
-    for (const std::string& a : args) cmd += " " + ShellQuote(a);
-    const fs::path out = tmp_ / "stdout", err = tmp_ / "stderr";
-    cmd += " >" + ShellQuote(out.string()) + " 2>" + ShellQuote(err.string()) + " </dev/null";
-    const int raw = std::system(cmd.c_str());
-    Outcome o;
-    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-    o.out = ReadAll(out);
-    o.err = ReadAll(err);
-    return o;
+    opscope::testing::RunOptions options;
+    options.binary = binary;
+    options.env = std::move(env);
+    return opscope::testing::RunOpscope(args, options);
   }
 
   // Exit 2, nothing on stdout, and exactly one stderr line "opscope: error: ..." containing
@@ -128,24 +104,24 @@ TEST_F(CliTest, OnnxPluginMissingOrBrokenIsAClearError) {
   const fs::path lone = tmp_ / "opscope";
   fs::copy_file(kBinary, lone);
   const std::string model = "tests/fixtures/onnx/einsum.onnx";
-  Outcome o = Run({"analyze", model}, "", lone.string());
+  Outcome o = Run({"analyze", model}, {}, lone.string());
   EXPECT_EQ(o.status, 2) << o.err;
   EXPECT_EQ(o.out, "");
   EXPECT_TRUE(o.err.starts_with("opscope: error: " + model + ": the ONNX importer plugin "
                                 "opscope-onnx.so is missing")) << o.err;
   EXPECT_NE(o.err.find("OPSCOPE_ONNX_PLUGIN"), std::string::npos) << o.err;
   // Graph JSON needs no plugin.
-  o = Run(kMlp, "", lone.string());
+  o = Run(kMlp, {}, lone.string());
   EXPECT_EQ(o.status, 0) << o.err;
 
   const std::string junk = Write("junk.so", "not a shared object");
-  o = Run({"analyze", model}, "OPSCOPE_ONNX_PLUGIN=" + ShellQuote(junk), lone.string());
+  o = Run({"analyze", model}, {"OPSCOPE_ONNX_PLUGIN=" + junk}, lone.string());
   EXPECT_EQ(o.status, 2) << o.err;
   EXPECT_NE(o.err.find("cannot load the ONNX importer plugin '" + junk + "'"), std::string::npos)
       << o.err;
   // The plugin the build made, named explicitly, works from anywhere.
   const fs::path plugin = fs::path(kBinary).parent_path() / "opscope-onnx.so";
-  o = Run({"analyze", model, "--format", "json"}, "OPSCOPE_ONNX_PLUGIN=" + ShellQuote(plugin.string()),
+  o = Run({"analyze", model, "--format", "json"}, {"OPSCOPE_ONNX_PLUGIN=" + plugin.string()},
           lone.string());
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_TRUE(o.out.starts_with("{\"schema_version\":1,")) << o.out.substr(0, 80);
@@ -416,15 +392,17 @@ TEST_F(CliTest, HelpAndVersionExitZero) {
 // -o into a device or pipe writes into it (renaming a temporary file over /dev/null would
 // replace the device); -o through a symbolic link replaces the target and keeps the link.
 TEST_F(CliTest, OutputToPipesAndLinksKeepsThemWhatTheyAre) {
-  const fs::path fifo = tmp_ / "fifo", got = tmp_ / "got.json";
+  const fs::path fifo = tmp_ / "fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const Outcome o = Run(With(kMlp, {"--format", "json", "-o", fifo.string()}),
-                        "(cat " + ShellQuote(fifo.string()) + " > " + ShellQuote(got.string()) +
-                            " &) &&");
+  std::string got;
+  std::thread reader([&] { got = ReadAll(fifo); });  // blocks until opscope opens the pipe
+  const Outcome o = Run(With(kMlp, {"--format", "json", "-o", fifo.string()}));
+  // Had opscope not opened it, a writer that closes at once ends the reader's wait.
+  if (const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK); fd >= 0) ::close(fd);
+  reader.join();
   EXPECT_EQ(o.status, 0) << o.err;
   const std::string expected = ReadAll(fs::path(kSource) / "tests/golden/mlp.expected.json");
-  for (int i = 0; i < 200 && ReadAll(got) != expected; ++i) ::usleep(10000);  // cat finishing
-  EXPECT_EQ(ReadAll(got), expected);
+  EXPECT_EQ(got, expected);
   EXPECT_TRUE(fs::is_fifo(fifo));
 
   const fs::path target = tmp_ / "target.json", link = tmp_ / "link.json";

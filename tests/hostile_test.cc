@@ -6,20 +6,17 @@
 // before they size an allocation). A few inputs too large to commit (16 MiB strings, a
 // million-deep nesting, 100,000 same-named ONNX nodes) are generated here.
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <simdjson.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "testing/run_binary.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define OPSCOPE_UNDER_ASAN 1
@@ -34,7 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kSource = OPSCOPE_SOURCE_DIR;
-const std::string kBinary = OPSCOPE_BINARY;
 
 #ifdef OPSCOPE_UNDER_ASAN
 constexpr int kTimeLimitS = 60;  // sanitizers slow everything down
@@ -42,12 +38,7 @@ constexpr int kTimeLimitS = 60;  // sanitizers slow everything down
 constexpr int kTimeLimitS = 10;
 #endif
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using opscope::testing::ReadAll;
 
 void WriteAll(const fs::path& p, const std::string& data) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
@@ -109,55 +100,17 @@ std::vector<Case> LoadCases() {
   return cases;
 }
 
-struct Outcome {
-  int status = -1;   // exit status, or 128 + signal
-  bool timed_out = false;
-  double seconds = 0;
-  std::string out, err;
-};
+using opscope::testing::Outcome;
 
 // Runs the binary from the source directory with a wall-clock limit and (outside sanitizer
 // builds) an address-space limit.
-Outcome RunOpscope(const std::vector<std::string>& args, const fs::path& scratch) {
-  const fs::path out_path = scratch / "stdout", err_path = scratch / "stderr";
-  const auto start = std::chrono::steady_clock::now();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (::chdir(kSource.c_str()) != 0) ::_exit(126);
-    if (!std::freopen(out_path.c_str(), "wb", stdout)) ::_exit(126);
-    if (!std::freopen(err_path.c_str(), "wb", stderr)) ::_exit(126);
+Outcome RunOpscope(const std::vector<std::string>& args) {
+  opscope::testing::RunOptions options;
+  options.time_limit_s = kTimeLimitS;
 #ifndef OPSCOPE_UNDER_ASAN
-    struct rlimit as {};
-    as.rlim_cur = as.rlim_max = rlim_t{2} << 30;
-    ::setrlimit(RLIMIT_AS, &as);
+  options.address_space_bytes = uint64_t{2} << 30;
 #endif
-    std::vector<char*> argv;
-    std::string binary = kBinary;
-    argv.push_back(binary.data());
-    std::vector<std::string> copy = args;
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  Outcome o;
-  int status = 0;
-  while (true) {
-    const pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(kTimeLimitS)) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      o.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  o.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = ReadAll(out_path);
-  o.err = ReadAll(err_path);
-  return o;
+  return opscope::testing::RunOpscope(args, options);
 }
 
 // The argv of one case, without -o.
@@ -248,7 +201,7 @@ TEST_P(HostileTest, FailsCleanly) {
     args.push_back("-o");
     args.push_back(report.string());
   }
-  const Outcome o = RunOpscope(args, scratch_);
+  const Outcome o = RunOpscope(args);
   const std::string file = k.args == "@ARGS" ? "" : "tests/hostile/" + k.file;
   CheckOutcome(o, k.exit_status, k.fragment, file, report);
   if (k.exit_status != 2 && !has_output) {
@@ -256,7 +209,7 @@ TEST_P(HostileTest, FailsCleanly) {
     EXPECT_TRUE(fs::exists(report));
     std::vector<std::string> json_args = CaseArgs(k);
     json_args.insert(json_args.end(), {"--format", "json"});
-    const Outcome j = RunOpscope(json_args, scratch_);
+    const Outcome j = RunOpscope(json_args);
     ASSERT_EQ(j.status, k.exit_status) << j.err;
     simdjson::dom::parser parser;
     simdjson::dom::element doc;
@@ -303,7 +256,7 @@ Outcome AnalyzeGenerated(const fs::path& scratch, const std::string& name,
   std::vector<std::string> args{command, file.string()};
   args.insert(args.end(), extra.begin(), extra.end());
   args.insert(args.end(), {"-o", (scratch / "report.txt").string()});
-  return RunOpscope(args, scratch);
+  return RunOpscope(args);
 }
 
 const char* kTensorsHead = R"({"tensors": [{"name": "x", "shape": [4], "role": "input"})";
@@ -323,8 +276,7 @@ TEST_F(GeneratedTest, MillionDeepNesting) {
   CheckOutcome(o, 2, "malformed JSON", "deep.json", scratch_ / "report.txt");
   const Outcome d = RunOpscope({"analyze", "tests/golden/matmul.json", "--device",
                          (scratch_ / "deep.json").string(), "-o",
-                         (scratch_ / "report.txt").string()},
-                        scratch_);
+                         (scratch_ / "report.txt").string()});
   CheckOutcome(d, 2, "deep.json", "deep.json", scratch_ / "report.txt");
   const Outcome h = AnalyzeGenerated(scratch_, "deep.json", text, {}, "llm");
   CheckOutcome(h, 2, "deep.json", "deep.json", scratch_ / "report.txt");
@@ -425,8 +377,7 @@ TEST_F(GeneratedTest, ReportFileUntouchedOnError) {
   // An existing report is neither truncated nor replaced by a failed run.
   const fs::path report = scratch_ / "report.txt";
   WriteAll(report, "previous report\n");
-  const Outcome o = RunOpscope({"analyze", "tests/hostile/graph/cycle.json", "-o", report.string()},
-                        scratch_);
+  const Outcome o = RunOpscope({"analyze", "tests/hostile/graph/cycle.json", "-o", report.string()});
   EXPECT_EQ(o.status, 2);
   EXPECT_EQ(ReadAll(report), "previous report\n");
 }

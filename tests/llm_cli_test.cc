@@ -3,7 +3,6 @@
 // file, field or option).
 #include <gtest/gtest.h>
 #include <simdjson.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,30 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "testing/run_binary.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSource = OPSCOPE_SOURCE_DIR;
-const std::string kBinary = OPSCOPE_BINARY;
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
+using opscope::testing::Outcome;
 
 class LlmCli : public ::testing::Test {
  protected:
@@ -49,17 +31,10 @@ class LlmCli : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(tmp_); }
 
-  Outcome Run(const std::vector<std::string>& args) {
-    std::string cmd = "cd " + Quote(kSource) + " && " + Quote(kBinary) + " llm";
-    for (const std::string& a : args) cmd += " " + Quote(a);
-    const fs::path out = tmp_ / "stdout", err = tmp_ / "stderr";
-    cmd += " >" + Quote(out.string()) + " 2>" + Quote(err.string()) + " </dev/null";
-    const int raw = std::system(cmd.c_str());
-    Outcome o;
-    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-    o.out = ReadAll(out);
-    o.err = ReadAll(err);
-    return o;
+  // `opscope llm ARGS...`.
+  Outcome Run(std::vector<std::string> args) {
+    args.insert(args.begin(), "llm");
+    return opscope::testing::RunOpscope(args);
   }
 
   void ExpectError(const std::vector<std::string>& args, const std::string& message) {

@@ -11,8 +11,9 @@
 #include "device/device.h"
 #include "import/hf_config/presets.h"
 #include "import/hf_config/step_graph.h"
+#include "llm/deployment.h"
 #include "llm/llm.h"
-#include "llm/parallel.h"
+#include "llm/serving.h"
 
 namespace opscope::llm {
 namespace {
@@ -24,6 +25,7 @@ using import::hf::StepGraph;
 struct Model {
   ModelSpec spec;
   Recipe recipe;
+  RecipeOptions options;  // what made the recipe
 };
 
 Model Load(std::string_view preset) {
@@ -33,7 +35,7 @@ Model Load(std::string_view preset) {
   EXPECT_TRUE(spec.has_value()) << spec.error().message;
   auto recipe = import::hf::ResolveRecipe(*spec, {});
   EXPECT_TRUE(recipe.has_value()) << recipe.error().message;
-  return {*spec, *recipe};
+  return {*spec, *recipe, {}};
 }
 
 const device::Device& Dev(std::string_view name) {
@@ -74,6 +76,21 @@ uint64_t NormBytes(const StepGraph& g) {
     if (t.name.ends_with("norm.weight")) bytes += static_cast<uint64_t>(t.shape[0].constant()) * 2;
   }
   return bytes;
+}
+
+// The serving model of `m` on deployment `d`.
+Result<Serving> Serve(const Model& m, const Deployment& d, std::string_view device = "h100-sxm") {
+  auto build = BuildModel(llm::Model{"test", "test", m.spec}, m.options);
+  EXPECT_TRUE(build.has_value()) << build.error().message;
+  return Serving::Build(*build, d, Dev(device));
+}
+
+// The full analysis of workload `w` on deployment `d`.
+Result<Evaluation> RunOn(const Model& m, const Deployment& d, const Workload& w,
+                       std::string_view device = "h100-sxm") {
+  auto serving = Serve(m, d, device);
+  if (!serving) return std::unexpected(serving.error());
+  return Evaluate(*serving, w);
 }
 
 TEST(Parallel, TensorParallelDividesLayerWeightsAndAddsTwoAllReducesPerLayer) {
@@ -167,18 +184,20 @@ TEST(Parallel, ExpertParallelSpreadsExpertsAndAddsAllToAll) {
 
 TEST(Parallel, DeepSeekV3FitsEightH200WithExpertParallelNotOne) {
   const Model m = Load("deepseek-v3");
-  Request req;
-  req.batch = 8;
-  req.context = 4096;
-  auto one = RunRequest(*import::hf::BuildStepGraph(m.spec, m.recipe), m.recipe, Dev("h200"), req);
+  Workload w;
+  w.batch = 8;
+  w.context = 4096;
+  auto one = RunOn(m, Plan(m, {}, "h200"), w, "h200");
   ASSERT_TRUE(one.has_value());
   EXPECT_FALSE(one->figures.fits);  // 673 GB of FP8 weights on one 141 GB device
-  auto eight = RunDeployment(m.spec, m.recipe, Dev("h200"), req, Plan(m, {.ep = 8}, "h200"));
+  const Deployment d = Plan(m, {.ep = 8}, "h200");
+  EXPECT_EQ(d.devices, 8);
+  auto eight = RunOn(m, d, w, "h200");
   ASSERT_TRUE(eight.has_value()) << eight.error().message;
-  EXPECT_TRUE(eight->run.figures.fits);
-  EXPECT_EQ(eight->parallel.devices, 8);
-  EXPECT_LT(static_cast<double>(eight->parallel.weight_bytes_per_device), 0.9 * 141e9);
-  EXPECT_GT(eight->parallel.comm_time_s, 0);
+  EXPECT_TRUE(eight->figures.fits);
+  EXPECT_LT(static_cast<double>(eight->figures.per_device.weight_bytes), 0.9 * 141e9);
+  ASSERT_TRUE(eight->figures.per_device.comm_time_s.has_value());
+  EXPECT_GT(*eight->figures.per_device.comm_time_s, 0);
 }
 
 TEST(Parallel, PipelineBubbleIsPMinusOneOverMPlusPMinusOne) {
@@ -193,16 +212,16 @@ TEST(Parallel, PipelineBubbleIsPMinusOneOverMPlusPMinusOne) {
   ASSERT_TRUE(spec.has_value()) << spec.error().message;
   auto recipe = import::hf::ResolveRecipe(*spec, {});
   ASSERT_TRUE(recipe.has_value());
-  const Model m{*spec, *recipe};
+  const Model m{*spec, *recipe, {}};
   for (const auto& [pp, micro] : {std::pair<int64_t, int64_t>{4, 4}, {4, 16}, {2, 8}}) {
     const Deployment d = Plan(m, {.pp = pp, .micro_batches = micro});
-    Request req;
-    req.batch = 64;
-    auto r = RunDeployment(m.spec, m.recipe, Dev("h100-sxm"), req, d);
+    Workload w;
+    w.batch = 64;
+    auto r = RunOn(m, d, w);
     ASSERT_TRUE(r.has_value()) << r.error().message;
     const double ideal = static_cast<double>(pp - 1) / static_cast<double>(micro + pp - 1);
-    EXPECT_NEAR(r->parallel.bubble, ideal, 0.01 * ideal) << pp << " " << micro;
-    EXPECT_EQ(r->parallel.micro_batches, micro);
+    EXPECT_NEAR(r->figures.per_device.bubble, ideal, 0.01 * ideal) << pp << " " << micro;
+    EXPECT_EQ(r->figures.per_device.micro_batches, micro);
   }
   // Stage hand-offs: one SendRecv of the hidden state per non-last stage.
   const Deployment d = Plan(m, {.pp = 4});
@@ -225,25 +244,24 @@ TEST(Parallel, PipelineStepTimeIsStageSumPlusMMinusOneSlowest) {
   EXPECT_DOUBLE_EQ((step - 6 * 0.25) / step, 3.0 / 9.0);
 }
 
-Request Decode(int64_t batch, int64_t context, std::optional<int64_t> gen_len = std::nullopt) {
-  Request r;
-  r.batch = batch;
-  r.context = context;
-  r.prompt = context;
-  r.gen_len = gen_len;
-  return r;
+Workload Decode(int64_t batch, int64_t context, std::optional<int64_t> gen_len = std::nullopt) {
+  Workload w;
+  w.batch = batch;
+  w.context = context;
+  w.gen_len = gen_len;
+  return w;
 }
 
-Request Prefill(int64_t batch, int64_t prompt, std::optional<int64_t> gen_len = std::nullopt) {
-  Request r = Decode(batch, prompt, gen_len);
-  r.phase = Phase::kPrefill;
-  return r;
+Workload Prefill(int64_t batch, int64_t prompt, std::optional<int64_t> gen_len = std::nullopt) {
+  Workload w = Decode(batch, prompt, gen_len);
+  w.phase = Phase::kPrefill;
+  return w;
 }
 
-report::LlmFigures Deploy(const Model& m, const Deployment& d, const Request& r) {
-  auto run = RunDeployment(m.spec, m.recipe, Dev("h100-sxm"), r, d);
+Figures Deploy(const Model& m, const Deployment& d, const Workload& w) {
+  auto run = RunOn(m, d, w);
   EXPECT_TRUE(run.has_value()) << run.error().message;
-  return run ? run->run.figures : report::LlmFigures{};
+  return run ? run->figures : Figures{};
 }
 
 // gpt-oss-20b at --ep 2 --pp 2: expert all-to-alls, stage hand-offs, and sliding-window layers
@@ -254,10 +272,10 @@ TEST(Parallel, WholeRequestIsThePrefillStepThenDecodeStepsOfTheDeployment) {
   const Deployment d = Plan(m, {.ep = 2, .pp = 2});
   ASSERT_EQ(d.devices, 4);
   constexpr int64_t kBatch = 6, kPrompt = 100, kGen = 60;  // contexts 100..159
-  const report::LlmFigures r = Deploy(m, d, Decode(kBatch, kPrompt, kGen));
+  const Figures r = Deploy(m, d, Decode(kBatch, kPrompt, kGen));
   ASSERT_TRUE(r.ttft_s && r.e2e_s && r.tpot_s);
   // TTFT: the deployment's prefill step of the prompt.
-  const report::LlmFigures prefill = Deploy(m, d, Prefill(kBatch, kPrompt));
+  const Figures prefill = Deploy(m, d, Prefill(kBatch, kPrompt));
   EXPECT_EQ(*r.ttft_s, prefill.step_time_s);
   // Decode: the sum of the deployment's decode steps, each run on its own.
   double decode = 0;
@@ -268,40 +286,49 @@ TEST(Parallel, WholeRequestIsThePrefillStepThenDecodeStepsOfTheDeployment) {
   EXPECT_NEAR(*r.tpot_s, decode / kGen, 1e-9 * decode / kGen);
   EXPECT_EQ(r.step_time_s, Deploy(m, d, Decode(kBatch, kPrompt)).step_time_s);
   // Memory holds the prompt and every generated token: a decode step at context P + O.
-  const report::LlmFigures end = Deploy(m, d, Decode(kBatch, kPrompt + kGen));
+  const Figures end = Deploy(m, d, Decode(kBatch, kPrompt + kGen));
   EXPECT_EQ(r.max_batch, end.max_batch);
   EXPECT_EQ(r.kv_window_bytes_per_seq, end.kv_window_bytes_per_seq);
 
   // --gen-len 1: the prefill plus one decode step at the prompt.
-  const report::LlmFigures one = Deploy(m, d, Decode(kBatch, kPrompt, 1));
+  const Figures one = Deploy(m, d, Decode(kBatch, kPrompt, 1));
   const double step = Deploy(m, d, Decode(kBatch, kPrompt)).step_time_s;
   EXPECT_NEAR(*one.e2e_s, prefill.step_time_s + step, 1e-12);
   EXPECT_NEAR(*one.tpot_s, step, 1e-12);
   // A prefill request's TTFT is its own step.
-  const report::LlmFigures p = Deploy(m, d, Prefill(kBatch, kPrompt, 1));
+  const Figures p = Deploy(m, d, Prefill(kBatch, kPrompt, 1));
   EXPECT_EQ(*p.ttft_s, p.step_time_s);
   EXPECT_NEAR(*p.e2e_s, p.step_time_s + step, 1e-12);
 }
 
-TEST(Parallel, OneDeviceRequestEqualsTheSingleDeviceRequest) {
+// One device is the deployment tp = ep = pp = 1: its one stage is the whole model's step
+// graph, and its figures are that step's, exactly — micro-batches (which need a pipeline) and
+// the layout do not apply.
+TEST(Parallel, OneDeviceIsTheDeploymentOfOneStage) {
   const Model m = Load("gpt-oss-20b");
-  const Deployment d = Plan(m, {});
-  ASSERT_EQ(d.devices, 1);
+  const Deployment d = Plan(m, {.gpus_per_node = 8, .micro_batches = 4});
+  EXPECT_TRUE(d.one_device());
+  EXPECT_EQ(d.micro_batches, 1);
+  EXPECT_TRUE(d.assumptions.empty());
   auto step = import::hf::BuildStepGraph(m.spec, m.recipe);
   ASSERT_TRUE(step.has_value());
-  for (const Request& req : {Decode(3, 50, 300), Prefill(2, 700, 40)}) {
-    auto single = RunRequest(*step, m.recipe, Dev("h100-sxm"), req);
-    ASSERT_TRUE(single.has_value()) << single.error().message;
-    const report::LlmFigures& s = single->figures;
-    const report::LlmFigures r = Deploy(m, d, req);
-    EXPECT_EQ(r.step_time_s, s.step_time_s);
-    EXPECT_EQ(r.ttft_s, s.ttft_s);
-    ASSERT_TRUE(r.e2e_s && s.e2e_s && r.tpot_s && s.tpot_s);
-    EXPECT_NEAR(*r.e2e_s, *s.e2e_s, 1e-9 * *s.e2e_s);  // two exact sums, rounded apart
-    EXPECT_NEAR(*r.tpot_s, *s.tpot_s, 1e-9 * *s.tpot_s);
-    EXPECT_EQ(r.max_batch, s.max_batch);
-    EXPECT_EQ(r.kv_window_bytes_per_seq, s.kv_window_bytes_per_seq);
-  }
+  const device::Device& dev = Dev("h100-sxm");
+  constexpr int64_t kBatch = 3, kContext = 50, kGen = 300;
+  const Figures r = Deploy(m, d, Decode(kBatch, kContext, kGen));
+  auto decode = AnalyzeStep(*step, DecodeBindings(kBatch, kContext), dev);
+  auto prefill = AnalyzeStep(*step, PrefillBindings(kBatch, kContext), dev);
+  auto sum = SumDecodeSteps(*step, dev, kBatch, kContext, kGen);
+  ASSERT_TRUE(decode && prefill && sum);
+  EXPECT_EQ(r.step_time_s, decode->analysis.totals.time_s);
+  EXPECT_EQ(r.tokens_per_s, kBatch / decode->analysis.totals.time_s);
+  EXPECT_EQ(*r.ttft_s, prefill->analysis.totals.time_s);
+  EXPECT_EQ(*r.e2e_s, prefill->analysis.totals.time_s + *sum);
+  EXPECT_EQ(*r.tpot_s, *sum / kGen);
+  const ModelFigures mf = *ComputeModelFigures(*step);
+  EXPECT_EQ(r.max_batch, MaxBatch(mf, BytesPerSeq(*step, mf, kContext + kGen), dev.memory_bytes, 0.9));
+  EXPECT_EQ(r.kv_window_bytes_per_seq, KvWindowBytesPerSeq(*step, kContext + kGen));
+  EXPECT_EQ(r.per_device.seqs, static_cast<uint64_t>(kBatch));
+  EXPECT_EQ(r.per_device.weight_bytes, mf.weight_bytes);
 }
 
 // Two stages whose times cross: bf16 weights with an fp8 cache (slow at short contexts) and
@@ -335,7 +362,8 @@ TEST(Parallel, PipelineDecodeSumFollowsTheSlowestStageAcrossTheSwitch) {
   ASSERT_LT(last[0], last[1]);
   double reference = 0;
   for (int64_t c = kFirst; c < kFirst + kSteps; ++c) reference += PipelineStepTime(times(c), kMicro);
-  auto sum = SumPipelineDecodeSteps(stages, dev, kBatch, kMicro, kFirst, kSteps);
+  const std::vector<const StepGraph*> pointers = {&stages[0], &stages[1]};
+  auto sum = SumPipelineDecodeSteps(pointers, dev, kBatch, kMicro, kFirst, kSteps);
   ASSERT_TRUE(sum.has_value()) << sum.error().message;
   EXPECT_NEAR(*sum, reference, 1e-9 * reference);
 }
@@ -361,7 +389,7 @@ TEST(Parallel, PipelineDecodeSumFollowsANodeAcrossItsRidge) {
   ASSERT_TRUE(spec.has_value()) << spec.error().message;
   auto recipe = import::hf::ResolveRecipe(*spec, {.kv = "fp8_e4m3"});
   ASSERT_TRUE(recipe.has_value()) << recipe.error().message;
-  const Model m{*spec, *recipe};
+  const Model m{*spec, *recipe, {.kv = "fp8_e4m3"}};
   const Deployment d = Plan(m, {.pp = 2});
   std::vector<StepGraph> stages;
   for (int64_t s = 0; s < 2; ++s) stages.push_back(Stage(m, d, s));
@@ -389,7 +417,8 @@ TEST(Parallel, PipelineDecodeSumFollowsANodeAcrossItsRidge) {
     }
     reference += PipelineStepTime(t, kMicro);
   }
-  auto sum = SumPipelineDecodeSteps(stages, dev, kBatch, kMicro, kFirst, kSteps);
+  const std::vector<const StepGraph*> pointers = {&stages[0], &stages[1]};
+  auto sum = SumPipelineDecodeSteps(pointers, dev, kBatch, kMicro, kFirst, kSteps);
   ASSERT_TRUE(sum.has_value()) << sum.error().message;
   EXPECT_NEAR(*sum, reference, 1e-9 * reference);
 }
@@ -415,8 +444,7 @@ TEST(Parallel, InvalidDegreesNameTheOption) {
   // A split row that no longer fits the recipe's block (gpt-oss: 2880 / 4 = 720 columns of
   // mxfp4's 32-element blocks) names the option too.
   const Model oss = Load("gpt-oss-120b");
-  auto r = RunDeployment(oss.spec, oss.recipe, Dev("h100-sxm"), Request{},
-                         Plan(oss, {.tp = 4}));
+  auto r = Serve(oss, Plan(oss, {.tp = 4}));
   ASSERT_FALSE(r.has_value());
   EXPECT_NE(r.error().message.find("option '--tp'"), std::string::npos) << r.error().message;
   EXPECT_NE(r.error().message.find("720"), std::string::npos) << r.error().message;

@@ -21,16 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "testing/run_binary.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using opscope::testing::ReadAll;
 
 class ReportFormats : public ::testing::Test {
  protected:
@@ -41,15 +38,18 @@ class ReportFormats : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(tmp_); }
 
-  // Runs a shell command line from the source directory; returns its exit status.
+  // Runs a shell command line (another tool: python3, chromium) from the source directory;
+  // returns its exit status.
   int Shell(const std::string& cmd) {
     const int raw = std::system(("cd '" + std::string(OPSCOPE_SOURCE_DIR) + "' && " + cmd).c_str());
     return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
   }
-  std::string Opscope(const std::string& args) {
-    const fs::path out = tmp_ / "out";
-    EXPECT_EQ(Shell(std::string("'") + OPSCOPE_BINARY + "' " + args + " >'" + out.string() + "'"), 0) << args;
-    return ReadAll(out);
+  // The standard output of `opscope ARGS...` (ARGS split at spaces), which must succeed.
+  std::string Opscope(const std::string& args) { return Opscope(opscope::testing::Args(args)); }
+  std::string Opscope(const std::vector<std::string>& args) {
+    const opscope::testing::Outcome o = opscope::testing::RunOpscope(args);
+    EXPECT_EQ(o.status, 0) << o.err;
+    return o.out;
   }
   fs::path tmp_;
 };
@@ -102,7 +102,7 @@ TEST_F(ReportFormats, CsvQuotesCommasQuotesAndNewlines) {
     "tensors": [{"name": "x", "shape": [4, 8], "format": "f32", "role": "input"},
                 {"name": "y", "shape": [4, 8], "format": "f32"}],
     "nodes": [{"name": "a,\"b\"", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}]})";
-  const std::string csv = Opscope("analyze '" + g.string() + "' --format csv");
+  const std::string csv = Opscope(std::vector<std::string>{"analyze", g.string(), "--format", "csv"});
   EXPECT_NE(csv.find("\r\n\"a,\"\"b\"\"\",Relu,"), std::string::npos) << csv;
 }
 

@@ -1,16 +1,13 @@
 // Sweeps: DESIGN's LIST syntax, the compiled step plan against the full analysis (bit-equal
 // step times, equal bounds across dense, MoE, MLA, sliding-window, hybrid and SSM models, both
-// phases, several recipes), the sweep runner against llm::RunRequest, and the CLI: sweep rows
+// phases, several recipes), the sweep runner against `opscope llm` (llm::RunLlm), the grid's
+// option checks, and the CLI: sweep rows
 // against individual `opscope llm` runs, and bad LISTs named in the error.
 #include <gtest/gtest.h>
 #include <simdjson.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -20,10 +17,12 @@
 #include "import/hf_config/recipe.h"
 #include "import/hf_config/step_graph.h"
 #include "llm/llm.h"
-#include "llm/parallel.h"
+#include "llm/serving.h"
+#include "report/render.h"
 #include "sweep/step_plan.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_list.h"
+#include "testing/run_binary.h"
 
 namespace opscope::sweep {
 namespace {
@@ -201,34 +200,47 @@ TEST(StepPlan, BlocksEqualSinglePoints) {
   }
 }
 
-// ---- The runner equals llm::RunRequest ----------------------------------------------------
+// ---- The runner equals `opscope llm` -------------------------------------------------------
 
-// A preset's model spec (the sweep tests' input).
-import::hf::ModelSpec PresetSpec(const char* preset) {
-  const import::hf::Preset* p = import::hf::FindPreset(preset);
-  EXPECT_NE(p, nullptr) << preset;
-  auto spec = import::hf::ParseHfConfig(p->json, preset);
-  EXPECT_TRUE(spec) << spec.error().message;
-  return std::move(*spec);
+// A preset, opened as `opscope llm` opens it (the sweep tests' input).
+llm::Model PresetModel(const char* preset) {
+  auto model = llm::OpenModel(preset);
+  EXPECT_TRUE(model) << model.error().message;
+  return std::move(*model);
 }
 
-// A sweep of `model` (named `preset`) at the config's own weights on `devices`; the caller sets
-// the grid.
-SweepSpec SweepOf(const char* preset, const import::hf::ModelSpec& model,
-                  std::initializer_list<const char*> devices) {
+// A sweep of `model` at the config's own weights on `devices`; the caller sets the grid.
+SweepSpec SweepOf(const llm::Model& model, std::initializer_list<const char*> devices) {
   SweepSpec s;
-  s.model_name = s.origin = preset;
   s.model = &model;
   for (const char* d : devices) s.devices.push_back(*device::ResolveDevice(d));
   s.weights = {std::nullopt};
   return s;
 }
 
-TEST(RunSweep, RowsEqualRunRequest) {
+// What `opscope llm` computes for one row's point (llm::RunLlm, the command's one call).
+llm::Figures LlmAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
+                   const SweepRow& row, std::optional<int64_t> gen_len = std::nullopt) {
+  llm::Request r;
+  r.model = model.name;
+  r.recipe.weights = s.weights[row.recipe];
+  r.device = rep.devices[row.device];
+  const SweepDeployment& d = rep.deployments[row.deployment];
+  r.degrees = {d.tp, d.ep, d.pp, d.dp_attention, std::nullopt, std::nullopt};
+  r.workload.phase = s.phase;
+  r.workload.batch = row.batch;
+  r.workload.context = row.context;
+  r.workload.gen_len = gen_len;
+  auto run = llm::RunLlm(r);
+  EXPECT_TRUE(run) << run.error().message;
+  return run ? run->evaluation.figures : llm::Figures{};
+}
+
+TEST(RunSweep, RowsEqualLlm) {
   for (const char* preset : {"qwen3-30b-a3b", "gpt-oss-20b", "deepseek-v3"}) {
-    const import::hf::ModelSpec model = PresetSpec(preset);
+    const llm::Model model = PresetModel(preset);
     for (llm::Phase phase : {llm::Phase::kDecode, llm::Phase::kPrefill}) {
-      SweepSpec s = SweepOf(preset, model, {"h100-sxm", "h200"});
+      SweepSpec s = SweepOf(model, {"h100-sxm", "h200"});
       s.phase = phase;
       s.batches = {1, 3, 16};
       s.contexts = {1, 127, 128, 129, 4096, 8192};
@@ -237,40 +249,31 @@ TEST(RunSweep, RowsEqualRunRequest) {
       ASSERT_TRUE(rep) << rep.error().message;
       ASSERT_EQ(rep->rows.size(), 2u * 2 * 3 * 6);
       EXPECT_EQ(rep->points_by_full_analysis, 0u);
-      for (const report::SweepRow& row : rep->rows) {
-        auto recipe = import::hf::ResolveRecipe(
-            model, {s.weights[row.recipe], std::nullopt, std::nullopt, std::nullopt});
-        auto step = import::hf::BuildStepGraph(model, *recipe);
-        llm::Request r;
-        r.phase = phase;
-        r.batch = row.batch;
-        r.context = row.context;
-        r.prompt = row.context;
-        auto run = llm::RunRequest(*step, *recipe, s.devices[row.device], r);
-        ASSERT_TRUE(run);
+      for (const SweepRow& row : rep->rows) {
+        const llm::Figures f = LlmAt(model, s, *rep, row);
         const std::string where = std::string(preset) + " " + std::to_string(row.batch) + "x" +
                                   std::to_string(row.context);
-        EXPECT_EQ(row.step_time_s, run->figures.step_time_s) << where;
-        EXPECT_EQ(row.tokens_per_s, run->figures.tokens_per_s) << where;
-        EXPECT_EQ(row.max_batch, run->figures.max_batch) << where;
-        EXPECT_EQ(row.fits, run->figures.fits) << where;
+        EXPECT_EQ(row.step_time_s, f.step_time_s) << where;
+        EXPECT_EQ(row.tokens_per_s, f.tokens_per_s) << where;
+        EXPECT_EQ(row.max_batch, f.max_batch) << where;
+        EXPECT_EQ(row.fits, f.fits) << where;
         if (phase == llm::Phase::kPrefill) {
-          EXPECT_EQ(row.ttft_s, run->figures.ttft_s) << where;
+          EXPECT_EQ(row.ttft_s, f.ttft_s) << where;
         } else {
-          EXPECT_EQ(row.tpot_s, run->figures.step_time_s) << where;
+          EXPECT_EQ(row.tpot_s, f.step_time_s) << where;
         }
       }
     }
   }
 }
 
-// Deployments: each row equals llm::RunDeployment at its point, decode and prefill, with
-// pipelines whose micro-batches split the batch unevenly.
-TEST(RunSweep, DeploymentRowsEqualRunDeployment) {
+// Deployments: each row equals `opscope llm --tp --ep --pp` at its point, decode and prefill,
+// with pipelines whose micro-batches split the batch unevenly.
+TEST(RunSweep, DeploymentRowsEqualLlm) {
   for (const char* preset : {"deepseek-v3", "llama-3.1-70b-instruct"}) {
-    const import::hf::ModelSpec model = PresetSpec(preset);
+    const llm::Model model = PresetModel(preset);
     for (llm::Phase phase : {llm::Phase::kDecode, llm::Phase::kPrefill}) {
-      SweepSpec s = SweepOf(preset, model, {"h200"});
+      SweepSpec s = SweepOf(model, {"h200"});
       s.phase = phase;
       s.batches = {1, 5, 64};
       s.contexts = {1, 511, 4096};
@@ -280,31 +283,12 @@ TEST(RunSweep, DeploymentRowsEqualRunDeployment) {
       auto rep = RunSweep(s);
       ASSERT_TRUE(rep) << rep.error().message;
       EXPECT_EQ(rep->points_by_full_analysis, 0u);
-      auto recipe = import::hf::ResolveRecipe(model, {});
-      auto whole = import::hf::BuildStepGraph(model, *recipe);
-      for (const report::SweepRow& row : rep->rows) {
-        const report::SweepDeployment& d = rep->deployments[row.deployment];
-        llm::Request r;
-        r.phase = phase;
-        r.batch = row.batch;
-        r.context = row.context;
-        r.prompt = row.context;
-        llm::Degrees g{d.tp, d.ep, d.pp, d.dp_attention, std::nullopt, std::nullopt};
+      for (const SweepRow& row : rep->rows) {
+        const SweepDeployment& d = rep->deployments[row.deployment];
         const std::string where = std::string(preset) + " tp " + std::to_string(d.tp) + " ep " +
                                   std::to_string(d.ep) + " pp " + std::to_string(d.pp) + " " +
                                   std::to_string(row.batch) + "x" + std::to_string(row.context);
-        report::LlmFigures f;
-        if (!g.MultiDevice()) {
-          auto run = llm::RunRequest(*whole, *recipe, s.devices[0], r);
-          ASSERT_TRUE(run) << where;
-          f = run->figures;
-        } else {
-          auto deployment = llm::PlanDeployment(model, g, s.devices[0]);
-          ASSERT_TRUE(deployment) << where << ": " << deployment.error().message;
-          auto run = llm::RunDeployment(model, *recipe, s.devices[0], r, *deployment);
-          ASSERT_TRUE(run) << where << ": " << run.error().message;
-          f = run->run.figures;
-        }
+        const llm::Figures f = LlmAt(model, s, *rep, row);
         EXPECT_EQ(row.step_time_s, f.step_time_s) << where;
         EXPECT_EQ(row.tokens_per_s, f.tokens_per_s) << where;
         EXPECT_EQ(row.max_batch, f.max_batch) << where;
@@ -324,8 +308,8 @@ TEST(RunSweep, DeploymentRowsEqualRunDeployment) {
 // A large grid is costed on several threads, each with its own plans: the same rows, in the
 // same order, as one thread — for blocks over contexts and over batches.
 TEST(RunSweep, ThreadsGiveTheSameRows) {
-  const import::hf::ModelSpec model = PresetSpec("qwen3-30b-a3b");
-  SweepSpec s = SweepOf("qwen3-30b-a3b", model, {"h100-sxm"});
+  const llm::Model model = PresetModel("qwen3-30b-a3b");
+  SweepSpec s = SweepOf(model, {"h100-sxm"});
   for (auto [batches, contexts] : {std::pair<int64_t, int64_t>{9, 4000}, {40000, 1}}) {
     s.batches.clear();
     s.contexts.clear();
@@ -341,7 +325,7 @@ TEST(RunSweep, ThreadsGiveTheSameRows) {
     ASSERT_EQ(three->rows.size(), one->rows.size());
     EXPECT_EQ(three->points_by_plan, one->points_by_plan);
     for (size_t i = 0; i < one->rows.size(); ++i) {
-      const report::SweepRow &a = one->rows[i], &b = three->rows[i];
+      const SweepRow &a = one->rows[i], &b = three->rows[i];
       ASSERT_TRUE(a.batch == b.batch && a.context == b.context && a.step_time_s == b.step_time_s &&
                   a.tokens_per_s == b.tokens_per_s && a.max_batch == b.max_batch &&
                   a.compute_bound == b.compute_bound && a.fits == b.fits)
@@ -351,10 +335,10 @@ TEST(RunSweep, ThreadsGiveTheSameRows) {
 }
 
 // Few contexts and many batches: the sweep costs blocks over batches (sequences vary); rows
-// still equal llm::RunDeployment, including batches that micro-batches split unevenly.
-TEST(RunSweep, BatchBlocksEqualRunDeployment) {
-  const import::hf::ModelSpec model = PresetSpec("deepseek-v3");
-  SweepSpec s = SweepOf("deepseek-v3", model, {"h200"});
+// still equal `opscope llm`, including batches that micro-batches split unevenly.
+TEST(RunSweep, BatchBlocksEqualLlm) {
+  const llm::Model model = PresetModel("deepseek-v3");
+  SweepSpec s = SweepOf(model, {"h200"});
   for (int64_t b = 1; b <= 70; ++b) s.batches.push_back(b);
   s.contexts = {777};
   s.tps = {2};
@@ -364,73 +348,79 @@ TEST(RunSweep, BatchBlocksEqualRunDeployment) {
   ASSERT_TRUE(rep) << rep.error().message;
   ASSERT_EQ(rep->rows.size(), 70u);
   EXPECT_EQ(rep->points_by_full_analysis, 0u);
-  auto recipe = import::hf::ResolveRecipe(model, {});
-  auto deployment = llm::PlanDeployment(model, {2, 8, 3, std::nullopt, std::nullopt, std::nullopt},
-                                        s.devices[0]);
-  ASSERT_TRUE(deployment);
-  for (const report::SweepRow& row : rep->rows) {
-    llm::Request r;
-    r.batch = row.batch;
-    r.context = row.context;
-    auto run = llm::RunDeployment(model, *recipe, s.devices[0], r, *deployment);
-    ASSERT_TRUE(run);
-    EXPECT_EQ(row.step_time_s, run->run.figures.step_time_s) << row.batch;
-    EXPECT_EQ(row.max_batch, run->run.figures.max_batch) << row.batch;
+  for (const SweepRow& row : rep->rows) {
+    const llm::Figures f = LlmAt(model, s, *rep, row);
+    EXPECT_EQ(row.step_time_s, f.step_time_s) << row.batch;
+    EXPECT_EQ(row.max_batch, f.max_batch) << row.batch;
   }
 }
 
 TEST(RunSweep, GenLenRunsTheFullRequest) {
-  const import::hf::ModelSpec model = PresetSpec("llama-3.1-8b");
-  SweepSpec s = SweepOf("llama-3.1-8b", model, {"h100-sxm"});
+  const llm::Model model = PresetModel("llama-3.1-8b");
+  SweepSpec s = SweepOf(model, {"h100-sxm"});
   s.batches = {1, 8};
   s.contexts = {1024};
   s.gen_len = 64;
   auto rep = RunSweep(s);
   ASSERT_TRUE(rep);
-  auto recipe = import::hf::ResolveRecipe(model, {});
-  auto step = import::hf::BuildStepGraph(model, *recipe);
-  for (const report::SweepRow& row : rep->rows) {
-    llm::Request r;
-    r.batch = row.batch;
-    r.context = 1024;
-    r.gen_len = 64;
-    auto run = llm::RunRequest(*step, *recipe, s.devices[0], r);
-    ASSERT_TRUE(run);
-    EXPECT_EQ(row.tpot_s, run->figures.tpot_s);
-    EXPECT_EQ(row.ttft_s, run->figures.ttft_s);
+  EXPECT_EQ(rep->points_by_full_analysis, 2u);
+  for (const SweepRow& row : rep->rows) {
+    const llm::Figures f = LlmAt(model, s, *rep, row, 64);
+    EXPECT_EQ(row.tpot_s, f.tpot_s);
+    EXPECT_EQ(row.ttft_s, f.ttft_s);
   }
+}
+
+// The grid's options are checked once, in the library, naming the option.
+TEST(RunSweep, BadOptionsNameTheOption) {
+  const llm::Model model = PresetModel("llama-3.1-8b");
+  SweepSpec s = SweepOf(model, {"h100-sxm"});
+  s.batches = {1};
+  s.contexts = {1024};
+  auto expect_error = [&](const SweepSpec& bad, std::string_view message) {
+    auto r = RunSweep(bad);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message, message);
+  };
+  SweepSpec x = s;
+  x.mem_util = 1.5;
+  expect_error(x, "option '--mem-util': must be in (0, 1], got 1.500000");
+  x = s;
+  x.gen_len = 0;
+  expect_error(x, "option '--gen-len': must be positive, got 0");
+  x = s;
+  x.tps = {1, 70000};
+  expect_error(x, "option '--tp': must be at most 65536, got 70000");
+  x = s;
+  x.micro_batches = 0;  // checked even where the grid has no pipeline
+  expect_error(x, "option '--micro-batches': must be positive, got 0");
+  x = s;
+  x.phase = llm::Phase::kPrefill;
+  x.batches = {1, int64_t{1} << 40};
+  x.contexts = {1, int64_t{1} << 30};
+  expect_error(x, "options '--batch' and '--context': 1099511627776 x 1073741824 tokens overflow "
+                  "64 bits");
+  x = s;
+  x.batches.clear();
+  expect_error(x, "option '--batch': no values");
+  x = s;
+  x.batches = {4, 0};
+  expect_error(x, "option '--batch': must be positive, got 0");
+  x = s;
+  x.batches.resize(1 << 14);
+  std::iota(x.batches.begin(), x.batches.end(), 1);
+  x.contexts.resize(1 << 13);
+  std::iota(x.contexts.begin(), x.contexts.end(), 1);
+  expect_error(x, "options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
+                  "'--pp': 134217728 points is more than 67108864 per sweep");
 }
 
 // ---- Through the binary -----------------------------------------------------------------
 
-namespace fs = std::filesystem;
+using opscope::testing::Args;
+using opscope::testing::Outcome;
 
-struct Outcome {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Outcome RunOpscope(const std::string& args) {
-  const fs::path dir = fs::temp_directory_path() / ("opscope_sweep_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string cmd = std::string("cd '") + OPSCOPE_SOURCE_DIR + "' && '" + OPSCOPE_BINARY +
-                          "' " + args + " >'" + (dir / "out").string() + "' 2>'" +
-                          (dir / "err").string() + "' </dev/null";
-  const int raw = std::system(cmd.c_str());
-  Outcome o;
-  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  o.out = ReadAll(dir / "out");
-  o.err = ReadAll(dir / "err");
-  fs::remove_all(dir);
-  return o;
-}
+Outcome RunOpscope(const std::string& args) { return opscope::testing::RunOpscope(Args(args)); }
 
 // RFC 4180: quoted fields may hold commas and doubled quotes; records end in CRLF.
 std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
@@ -580,15 +570,15 @@ TEST(SweepCli, FormatsAndErrors) {
 // A large sweep's CSV is formatted on several threads: the same text for any count, every row
 // once, in order, each double round-tripping.
 TEST(SweepCsv, ThreadedFormattingIsTheSameText) {
-  report::SweepReport rep;
+  SweepResult rep;
   rep.model = "m";
-  rep.phase = "decode";
+  rep.phase = llm::Phase::kDecode;
   rep.devices = {"h100-sxm", "h200"};
   rep.recipes = {"bf16/bf16/bf16"};
-  rep.deployments = {report::SweepDeployment{}, report::SweepDeployment{2, 1, 1, 1, 2}};
+  rep.deployments = {SweepDeployment{}, SweepDeployment{2, 1, 1, 1, 2}};
   constexpr size_t kRows = 70001;
   for (size_t i = 0; i < kRows; ++i) {
-    report::SweepRow r;
+    SweepRow r;
     r.device = static_cast<uint32_t>(i % 2);
     r.deployment = static_cast<uint32_t>((i / 7) % 2);
     r.batch = static_cast<int64_t>(i % 97) + 1;

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <set>
 
-#include "report/render.h"
 #include "support/checked_math.h"
 #include "support/file_io.h"
 
@@ -15,7 +14,7 @@ namespace opscope::cli {
 
 void AddOutputOptions(CLI::App& app, OutputOptions& options) {
   app.add_option("--format", options.format, "Report format")
-      ->check(CLI::IsMember({"text", "json", "csv", "svg", "html"}))
+      ->check(CLI::IsMember(report::FormatNames(report::ReportFormats())))
       ->capture_default_str();
   app.add_option("--top", options.top, "Rows in the text report's top-N lists")
       ->check(CLI::Range(0, 1000000))
@@ -25,24 +24,18 @@ void AddOutputOptions(CLI::App& app, OutputOptions& options) {
                "Exit 1 when any node could not be costed (the report is still written)");
 }
 
-Result<int> EmitReport(const report::ReportModel& model, const OutputOptions& options) {
-  std::string text;
-  if (options.format == "json") {
-    text = report::RenderJson(model);
-  } else if (options.format == "csv") {
-    text = report::RenderCsv(model);
-  } else if (options.format == "svg") {
-    text = report::RenderSvg(model);
-  } else if (options.format == "html") {
-    text = report::RenderHtml(model);
-  } else {
-    report::TextStyle style;
-    const char* no_color = std::getenv("NO_COLOR");
-    style.color = options.output == "-" && ::isatty(STDOUT_FILENO) != 0 &&
+report::RenderOptions RenderOptionsFor(const std::string& output) {
+  const char* no_color = std::getenv("NO_COLOR");
+  report::RenderOptions options;
+  options.color = output == "-" && ::isatty(STDOUT_FILENO) != 0 &&
                   (no_color == nullptr || no_color[0] == '\0');
-    text = report::RenderText(model, style);
+  return options;
+}
+
+Result<int> EmitReport(const report::ReportModel& model, const OutputOptions& options) {
+  if (auto ok = Emit(report::ReportFormats(), model, options.format, options.output); !ok) {
+    return std::unexpected(ok.error());
   }
-  if (auto ok = WriteFileAtomic(options.output, text); !ok) return std::unexpected(ok.error());
   return options.strict && !model.not_costed.empty() ? 1 : 0;
 }
 

@@ -2,31 +2,49 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
-#include "device/device.h"
-#include "report/report_model.h"
+#include "report/formats.h"
 #include "support/error.h"
+#include "support/file_io.h"
 
 namespace opscope::cli {
 
 inline constexpr const char* kDefaultDevice = "h100-sxm";
 
 struct OutputOptions {
-  std::string format = "text";  // text | json | csv | svg | html
+  std::string format = "text";  // a row of report::ReportFormats()
   int top = 10;
   std::string output = "-";     // -o FILE; "-" is stdout
   bool strict = false;
 };
 
-// Adds --format, --top, -o/--output and --strict.
+// Adds --format (the names of report::ReportFormats()), --top, -o/--output and --strict.
 void AddOutputOptions(CLI::App& app, OutputOptions& options);
 
-// Renders the report in the chosen format and writes it atomically. Returns the exit status:
-// 1 when --strict and some node was not costed, else 0.
+// What renderers may use of where the text goes: colour only on a terminal, never with
+// NO_COLOR.
+report::RenderOptions RenderOptionsFor(const std::string& output);
+
+// Renders `document` in the format named `format` of `formats` and writes it atomically to
+// `output` ("-": stdout).
+template <typename Document>
+Result<void> Emit(std::span<const report::Format<Document>> formats, const Document& document,
+                  const std::string& format, const std::string& output) {
+  const report::Format<Document>* f = report::FindFormat(formats, format);
+  if (f == nullptr) return MakeError("option '--format': no format '" + format + "' here");
+  const std::vector<std::string> pieces = f->render(document, RenderOptionsFor(output));
+  const std::vector<std::string_view> views(pieces.begin(), pieces.end());
+  return WriteFileAtomic(output, views);
+}
+
+// Emits an analysis or llm report. Returns the exit status: 1 when --strict and some node was
+// not costed, else 0.
 Result<int> EmitReport(const report::ReportModel& model, const OutputOptions& options);
 
 // CLI11 saturates an integer past its type's range instead of refusing it (--batch

@@ -13,30 +13,24 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cli/llm_model.h"
-#include "device/device.h"
-#include "import/hf_config/model_spec.h"
-#include "report/sweep_report.h"
-#include "support/file_io.h"
+#include "report/formats.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_list.h"
 
 namespace opscope::cli {
 namespace {
 
+// The options as typed: LISTs and name lists are parsed before the sweep runs.
 struct SweepOptions {
   std::string model;
   std::string batch, context;
   std::string device = kDefaultDevice;
   std::optional<std::string> weights;
   std::string phase = "decode";
-  std::optional<std::string> activations, kv_dtype, state_dtype;
-  std::optional<int64_t> gen_len;
-  double mem_util = 0.9;
   std::optional<std::string> tp, ep, pp;
-  std::optional<int64_t> dp_attention, gpus_per_node, micro_batches;
   std::string format = "csv";
   std::string output = "-";
+  sweep::Grid grid;  // the options every point shares
 };
 
 // Draws "[#####.....]  45%  29,491 / 65,536 points" on stderr once the sweep has run a second.
@@ -67,105 +61,58 @@ class ProgressBar {
   bool drawn_ = false;
 };
 
-Result<int> RunSweepLlm(const SweepOptions& o) {
+// The LISTs of the command line into the request's axes.
+Result<sweep::SweepRequest> ParseAxes(const SweepOptions& o) {
+  sweep::SweepRequest r;
+  static_cast<sweep::Grid&>(r) = o.grid;
+  r.model = o.model;
+  r.phase = o.phase == "prefill" ? llm::Phase::kPrefill : llm::Phase::kDecode;
   auto batches = sweep::ParseIntList("--batch", o.batch);
   if (!batches) return std::unexpected(batches.error());
+  r.batches = std::move(*batches);
   auto contexts = sweep::ParseIntList("--context", o.context);
   if (!contexts) return std::unexpected(contexts.error());
-  auto device_names = sweep::ParseNameList("--device", o.device);
-  if (!device_names) return std::unexpected(device_names.error());
-  if (!(o.mem_util > 0 && o.mem_util <= 1)) {
-    return MakeError("option '--mem-util': must be in (0, 1], got " + std::to_string(o.mem_util));
-  }
-  if (o.gen_len && *o.gen_len <= 0) {
-    return MakeError("option '--gen-len': must be positive, got " + std::to_string(*o.gen_len));
-  }
-  constexpr uint64_t kMaxPoints = uint64_t{1} << 26;
-  sweep::SweepSpec spec;
+  r.contexts = std::move(*contexts);
+  auto devices = sweep::ParseNameList("--device", o.device);
+  if (!devices) return std::unexpected(devices.error());
+  r.devices = std::move(*devices);
   for (const auto& [option, text, out] :
-       {std::tuple{"--tp", &o.tp, &spec.tps}, std::tuple{"--ep", &o.ep, &spec.eps},
-        std::tuple{"--pp", &o.pp, &spec.pps}}) {
+       {std::tuple{"--tp", &o.tp, &r.tps}, std::tuple{"--ep", &o.ep, &r.eps},
+        std::tuple{"--pp", &o.pp, &r.pps}}) {
     if (!*text) continue;
     auto values = sweep::ParseIntList(option, **text);
     if (!values) return std::unexpected(values.error());
-    for (int64_t v : *values) {
-      if (v < 1 || v > 65536) {
-        return MakeError("option '" + std::string(option) + "': degrees must be in 1..65536, got " +
-                         std::to_string(v));
-      }
-    }
     *out = std::move(*values);
   }
-  spec.dp_attention = o.dp_attention;
-  spec.gpus_per_node = o.gpus_per_node;
-  spec.micro_batches = o.micro_batches;
   if (o.weights) {
     auto names = sweep::ParseNameList("--weights", *o.weights);
     if (!names) return std::unexpected(names.error());
-    for (std::string& n : *names) spec.weights.emplace_back(std::move(n));
+    for (std::string& n : *names) r.weights.emplace_back(std::move(n));
   } else {
-    spec.weights.emplace_back(std::nullopt);
+    r.weights.emplace_back(std::nullopt);
   }
-  const uint64_t points = static_cast<uint64_t>(batches->size()) * contexts->size() *
-                          device_names->size() * spec.weights.size() *
-                          std::max<size_t>(spec.tps.size(), 1) * std::max<size_t>(spec.eps.size(), 1) *
-                          std::max<size_t>(spec.pps.size(), 1);
-  if (points > kMaxPoints) {
-    return MakeError("options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
-                     "'--pp': " +
-                     std::to_string(points) + " points is more than " +
-                     std::to_string(kMaxPoints) + " per sweep");
-  }
-  for (const std::string& name : *device_names) {
-    auto d = device::ResolveDevice(name);
-    if (!d) return std::unexpected(d.error());
-    spec.devices.push_back(std::move(*d));
-  }
-  auto source = LoadLlmModel(o.model);
-  if (!source) return std::unexpected(source.error());
-  auto model = import::hf::ParseHfConfig(source->text, source->origin);
-  if (!model) return std::unexpected(model.error());
+  return r;
+}
 
-  spec.model_name = source->name;
-  spec.origin = source->origin;
-  spec.model = &*model;
-  spec.phase = o.phase == "prefill" ? llm::Phase::kPrefill : llm::Phase::kDecode;
-  spec.batches = std::move(*batches);
-  spec.contexts = std::move(*contexts);
-  spec.activations = o.activations;
-  spec.kv_dtype = o.kv_dtype;
-  spec.state_dtype = o.state_dtype;
-  spec.mem_util = o.mem_util;
-  spec.gen_len = o.gen_len;
-
-  std::optional<report::SweepReport> rep;
+Result<int> RunSweepLlm(const SweepOptions& o) {
+  auto request = ParseAxes(o);
+  if (!request) return std::unexpected(request.error());
+  std::optional<sweep::SweepResult> result;
   {
     ProgressBar bar;
-    auto r = sweep::RunSweep(spec, [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); });
+    auto r = sweep::RunSweep(*request,
+                             [&bar](uint64_t done, uint64_t total) { bar.Update(done, total); });
     if (!r) return std::unexpected(r.error());
-    rep = std::move(*r);
+    result = std::move(*r);
   }
-  if (!rep->skipped.empty()) {
+  if (!result->skipped.empty()) {
     // Not an error (a grid over degrees meets invalid ones by design), but never silent.
     std::fprintf(stderr, "opscope: note: %zu deployment(s) of the grid skipped; the first: %s\n",
-                 rep->skipped.size(), rep->skipped.front().c_str());
+                 result->skipped.size(), result->skipped.front().c_str());
   }
-  if (o.format == "csv") {
-    // Formatted in pieces on several threads, written in order without joining them.
-    const std::vector<std::string> parts = report::RenderSweepCsvParts(*rep);
-    const std::vector<std::string_view> pieces(parts.begin(), parts.end());
-    if (auto ok = WriteFileAtomic(o.output, pieces); !ok) return std::unexpected(ok.error());
-    return 0;
+  if (auto ok = Emit(report::SweepFormats(), *result, o.format, o.output); !ok) {
+    return std::unexpected(ok.error());
   }
-  std::string text;
-  if (o.format == "json") {
-    text = report::RenderSweepJson(*rep);
-  } else if (o.format == "svg") {
-    text = report::RenderSweepSvg(*rep);
-  } else {
-    text = report::RenderSweepHtml(*rep);
-  }
-  if (auto ok = WriteFileAtomic(o.output, text); !ok) return std::unexpected(ok.error());
   return 0;
 }
 
@@ -198,23 +145,23 @@ Command AddSweepCommand(CLI::App& root) {
   app->add_option("--phase", o->phase, "decode or prefill")
       ->check(CLI::IsMember({"decode", "prefill"}))
       ->capture_default_str();
-  app->add_option("--activations", o->activations, "Activation format");
-  app->add_option("--kv-dtype", o->kv_dtype, "KV cache format");
-  app->add_option("--state-dtype", o->state_dtype, "Recurrent state format");
-  app->add_option("--gen-len", o->gen_len,
+  app->add_option("--activations", o->grid.activations, "Activation format");
+  app->add_option("--kv-dtype", o->grid.kv_dtype, "KV cache format");
+  app->add_option("--state-dtype", o->grid.state_dtype, "Recurrent state format");
+  app->add_option("--gen-len", o->grid.gen_len,
                   "Time whole requests: prefill, then this many decode steps (full analysis per point)");
-  app->add_option("--mem-util", o->mem_util, "Fraction of device memory for weights + KV + state")
+  app->add_option("--mem-util", o->grid.mem_util, "Fraction of device memory for weights + KV + state")
       ->capture_default_str();
   app->add_option("--tp", o->tp, "Tensor-parallel degrees: LIST (default 1)");
   app->add_option("--ep", o->ep, "Expert-parallel degrees: LIST (default 1)");
   app->add_option("--pp", o->pp, "Pipeline stages: LIST (default 1)");
-  app->add_option("--dp-attention", o->dp_attention,
+  app->add_option("--dp-attention", o->grid.dp_attention,
                   "Attention data-parallel replicas (default: ep/tp when ep > tp)");
-  app->add_option("--gpus-per-node", o->gpus_per_node,
+  app->add_option("--gpus-per-node", o->grid.gpus_per_node,
                   "Devices per node (default: the device's devices_per_node)");
-  app->add_option("--micro-batches", o->micro_batches, "Pipeline micro-batches (default: pp)");
+  app->add_option("--micro-batches", o->grid.micro_batches, "Pipeline micro-batches (default: pp)");
   app->add_option("--format", o->format, "Output format")
-      ->check(CLI::IsMember({"csv", "json", "svg", "html"}))
+      ->check(CLI::IsMember(report::FormatNames(report::SweepFormats())))
       ->capture_default_str();
   app->add_option("-o,--output", o->output, "Write to FILE (default: stdout)");
   return {sweep, [o, app]() -> Result<int> {

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "report/append_number.h"
+
 namespace opscope::report {
 
 class CsvWriter {
@@ -31,11 +33,11 @@ class CsvWriter {
   }
   CsvWriter& Field(const char* s) { return Field(std::string_view(s)); }
   CsvWriter& Field(bool b) { return Field(std::string_view(b ? "true" : "false")); }
-  CsvWriter& Field(uint64_t v) { Separator(); Append(v); return *this; }
-  CsvWriter& Field(int64_t v) { Separator(); Append(v); return *this; }
+  CsvWriter& Field(uint64_t v) { Separator(); AppendNumber(out_, v); return *this; }
+  CsvWriter& Field(int64_t v) { Separator(); AppendNumber(out_, v); return *this; }
   CsvWriter& Field(double v) {
     Separator();
-    if (std::isfinite(v)) Append(v);
+    if (std::isfinite(v)) AppendNumber(out_, v);
     return *this;
   }
   CsvWriter& Empty() { Separator(); return *this; }
@@ -45,12 +47,6 @@ class CsvWriter {
   }
 
  private:
-  template <typename T>
-  void Append(T v) {
-    char buf[32];
-    auto r = std::to_chars(buf, buf + sizeof buf, v);
-    out_.append(buf, r.ptr);
-  }
   void Separator() {
     if (!first_) out_ += ',';
     first_ = false;

@@ -50,17 +50,21 @@ void Summary(std::string& out, const ReportModel& m) {
   out += Row("model", m.model);
   out += Row("device", m.device.name + (m.device.description.empty() ? "" : " (" + m.device.description + ")") +
                            ", " + HumanRate(m.device.dram_bytes_per_s, "B") + " DRAM");
-  out += Row("workload", (m.llm ? m.llm->phase + ": " : std::string()) + workload);
+  out += Row("workload", (m.llm ? std::string(llm::PhaseName(m.llm->figures.phase)) + ": "
+                                 : std::string()) +
+                             workload);
   if (m.llm) {
+    const llm::Figures& f = m.llm->figures;
+    const llm::RecipeLabels& recipe = m.llm->recipe;
     char tps[48];
-    std::snprintf(tps, sizeof tps, "%.1f tokens/s", m.llm->tokens_per_s);
-    out += Row("step time", HumanSeconds(m.llm->step_time_s) + " (" + tps + ")");
-    if (m.llm->ttft_s) out += Row("time to first token", HumanSeconds(*m.llm->ttft_s));
-    if (m.llm->tpot_s) out += Row("time per output token", HumanSeconds(*m.llm->tpot_s));
-    out += Row("recipe", "weights " + m.llm->weights_format + ", activations " +
-                             m.llm->activations_format + ", KV " + m.llm->kv_format);
-    out += Row("memory fit", "max batch " + std::to_string(m.llm->max_batch) + "; " +
-                                 (m.llm->fits ? "fits" : "does not fit"));
+    std::snprintf(tps, sizeof tps, "%.1f tokens/s", f.tokens_per_s);
+    out += Row("step time", HumanSeconds(f.step_time_s) + " (" + tps + ")");
+    if (f.ttft_s) out += Row("time to first token", HumanSeconds(*f.ttft_s));
+    if (f.tpot_s) out += Row("time per output token", HumanSeconds(*f.tpot_s));
+    out += Row("recipe", "weights " + recipe.weights + ", activations " + recipe.activations +
+                             ", KV " + recipe.kv);
+    out += Row("memory fit", "max batch " + std::to_string(f.max_batch) + "; " +
+                                 (f.fits ? "fits" : "does not fit"));
   } else {
     out += Row("time (sum of op rooflines)", HumanSeconds(t.time_s));
   }

@@ -61,55 +61,52 @@ void WriteNode(JsonWriter& w, const NodeRow& n) {
   w.Key("bytes").Value(n.bytes());
   w.Key("bytes_link").Value(n.bytes_link);  // 0 but for collectives: one schema for every node
   w.Key("flops").Value(n.flops);
-  w.Key("intensity");
-  if (n.intensity) {
-    w.Value(*n.intensity);
-  } else {
-    w.Null();
-  }
+  w.Key("intensity").Value(n.intensity);
   w.Key("mma_class").Value(n.mma_class);
   w.Key("time_s").Value(n.time_s);
   w.Key("bound").Value(n.bound);
   w.EndObject();
 }
 
-void WriteLlm(JsonWriter& w, const LlmFigures& l) {
+void WriteLlm(JsonWriter& w, const LlmSection& l) {
+  const llm::Figures& f = l.figures;
   w.BeginObject();
-  w.Key("phase").Value(l.phase);
-  w.Key("params_total").Value(l.params_total);
-  w.Key("params_active").Value(l.params_active);
-  w.Key("params_embedding").Value(l.params_embedding);
-  w.Key("weight_bytes").Value(l.weight_bytes);
-  w.Key("kv_bytes_per_token").Value(l.kv_bytes_per_token);
-  w.Key("kv_window_bytes_per_seq").Value(l.kv_window_bytes_per_seq);
-  w.Key("state_bytes_per_seq").Value(l.state_bytes_per_seq);
-  w.Key("step_time_s").Value(l.step_time_s);
-  w.Key("tokens_per_s").Value(l.tokens_per_s);
-  if (l.ttft_s) w.Key("ttft_s").Value(*l.ttft_s);
-  if (l.e2e_s) w.Key("e2e_s").Value(*l.e2e_s);
-  if (l.tpot_s) w.Key("tpot_s").Value(*l.tpot_s);
-  w.Key("max_batch").Value(l.max_batch);
-  w.Key("fits").Value(l.fits);
+  w.Key("phase").Value(llm::PhaseName(f.phase));
+  w.Key("params_total").Value(f.model.params_total);
+  w.Key("params_active").Value(f.model.params_active);
+  w.Key("params_embedding").Value(f.model.params_embedding);
+  w.Key("weight_bytes").Value(f.model.weight_bytes);
+  w.Key("kv_bytes_per_token").Value(f.model.kv_bytes_per_token);
+  w.Key("kv_window_bytes_per_seq").Value(f.kv_window_bytes_per_seq);
+  w.Key("state_bytes_per_seq").Value(f.model.state_bytes_per_seq);
+  w.Key("step_time_s").Value(f.step_time_s);
+  w.Key("tokens_per_s").Value(f.tokens_per_s);
+  if (f.ttft_s) w.Key("ttft_s").Value(*f.ttft_s);
+  if (f.e2e_s) w.Key("e2e_s").Value(*f.e2e_s);
+  if (f.tpot_s) w.Key("tpot_s").Value(*f.tpot_s);
+  w.Key("max_batch").Value(f.max_batch);
+  w.Key("fits").Value(f.fits);
   w.Key("recipe").BeginObject();
-  w.Key("weights").Value(l.weights_format);
-  w.Key("activations").Value(l.activations_format);
-  w.Key("kv").Value(l.kv_format);
-  w.Key("state").Value(l.state_format);
+  w.Key("weights").Value(l.recipe.weights);
+  w.Key("activations").Value(l.recipe.activations);
+  w.Key("kv").Value(l.recipe.kv);
+  w.Key("state").Value(l.recipe.state);
   w.EndObject();
   w.EndObject();
 }
 
-void WriteParallel(JsonWriter& w, const ParallelFigures& p) {
+// DESIGN's nine fields; the rest of the per-device figures feed the text report.
+void WriteParallel(JsonWriter& w, const llm::Deployment& d, const llm::DeviceFigures& p) {
   w.BeginObject();
-  w.Key("tp").Value(p.tp);
-  w.Key("ep").Value(p.ep);
-  w.Key("pp").Value(p.pp);
-  w.Key("dp_attention").Value(p.dp_attention);
-  w.Key("devices").Value(p.devices);
-  w.Key("weight_bytes_per_device").Value(p.weight_bytes_per_device);
-  w.Key("kv_bytes_per_token_per_device").Value(p.kv_bytes_per_token_per_device);
-  w.Key("comm_time_s").Value(p.comm_time_s);
-  w.Key("tokens_per_s_per_device").Value(p.tokens_per_s_per_device);
+  w.Key("tp").Value(d.tp);
+  w.Key("ep").Value(d.ep);
+  w.Key("pp").Value(d.pp);
+  w.Key("dp_attention").Value(d.dp_attention);
+  w.Key("devices").Value(d.devices);
+  w.Key("weight_bytes_per_device").Value(p.weight_bytes);
+  w.Key("kv_bytes_per_token_per_device").Value(p.kv_bytes_per_token);
+  w.Key("comm_time_s").Value(p.comm_time_s);  // null: a timing source without collectives
+  w.Key("tokens_per_s_per_device").Value(p.tokens_per_s);
   w.EndObject();
 }
 
@@ -152,17 +149,9 @@ std::string RenderJson(const ReportModel& m) {
     w.EndObject();
   }
   w.EndArray();
-  w.Key("no_flop_model").BeginArray();
-  for (const std::string& op : m.no_flop_model) w.Value(op);
-  w.EndArray();
-  w.Key("assumptions").BeginArray();
-  for (const std::string& a : m.assumptions) w.Value(a);
-  w.EndArray();
-  if (!m.warnings.empty()) {
-    w.Key("warnings").BeginArray();
-    for (const std::string& a : m.warnings) w.Value(a);
-    w.EndArray();
-  }
+  w.Key("no_flop_model").Strings(m.no_flop_model);
+  w.Key("assumptions").Strings(m.assumptions);
+  if (!m.warnings.empty()) w.Key("warnings").Strings(m.warnings);
   if (!m.not_taken.empty()) {
     w.Key("not_taken").BeginArray();
     for (const ir::NotTaken& b : m.not_taken) {
@@ -178,9 +167,9 @@ std::string RenderJson(const ReportModel& m) {
     w.Key("llm");
     WriteLlm(w, *m.llm);
   }
-  if (m.parallel) {
+  if (m.deployment && m.llm) {
     w.Key("parallel");
-    WriteParallel(w, *m.parallel);
+    WriteParallel(w, *m.deployment, m.llm->figures.per_device);
   }
   w.EndObject();
   out += '\n';

@@ -49,13 +49,13 @@ std::string ChartTitle(const ReportModel& m) {
     w += (w.empty() ? "" : ", ") + name + "=" + std::to_string(value);
   }
   std::string title = m.model + " on " + m.device.name;
-  if (m.llm) title += " \xe2\x80\x94 " + m.llm->phase;
+  if (m.llm) title += " \xe2\x80\x94 " + std::string(llm::PhaseName(m.llm->figures.phase));
   if (!w.empty()) title += (m.llm ? " " : " \xe2\x80\x94 ") + w;
   return title;
 }
 
 std::string RenderSvg(const ReportModel& m, bool standalone) {
-  const double bw = m.device.dram_bytes_per_s;
+  const double dram_bytes_per_s = m.device.dram_bytes_per_s;
   const double total_s = m.totals.time_s;
   // Ranges: every marked node and every ridge, with a decade of margin around the ridges.
   double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
@@ -75,7 +75,7 @@ std::string RenderSvg(const ReportModel& m, bool standalone) {
   if (x_hi <= 0) { x_lo = 0.1; x_hi = 1000; }
   if (y_hi <= 0) y_hi = 1e12;
   DecadeRange(x_lo, x_hi);
-  y_lo = std::min(y_lo, bw > 0 ? bw * x_lo : y_hi / 1e6);
+  y_lo = std::min(y_lo, dram_bytes_per_s > 0 ? dram_bytes_per_s * x_lo : y_hi / 1e6);
   DecadeRange(y_lo, y_hi);
   const LogAxis x{x_lo, x_hi, kLeft, kRight};
   const LogAxis y{y_lo, y_hi, kBottom, kTop};
@@ -83,9 +83,10 @@ std::string RenderSvg(const ReportModel& m, bool standalone) {
   Svg svg(kWidth, kHeight, standalone);
   svg.Text(kLeft, 34, "Roofline: " + ChartTitle(m), "font-size=\"18\" font-weight=\"bold\" fill=\"#111111\"");
   std::string sub = m.device.description.empty() ? m.device.name : m.device.description;
-  sub += ", " + HumanRate(bw, "B") + " DRAM";
+  sub += ", " + HumanRate(dram_bytes_per_s, "B") + " DRAM";
   if (m.llm) {
-    sub += "; step " + HumanSeconds(m.llm->step_time_s) + ", " + Compact(m.llm->tokens_per_s) +
+    sub += "; step " + HumanSeconds(m.llm->figures.step_time_s) + ", " +
+           Compact(m.llm->figures.tokens_per_s) +
            " tokens/s";
   } else {
     sub += "; sum of op times " + HumanSeconds(total_s);
@@ -101,15 +102,15 @@ std::string RenderSvg(const ReportModel& m, bool standalone) {
   for (const roofline::Ridge& r : m.ridges) {
     if (r.peak_flops_per_s > top_peak) top_peak = r.peak_flops_per_s, top_ridge = r.flops_per_byte;
   }
-  if (bw > 0) {
-    const double x0 = std::max(x_lo, y_lo / bw);
-    svg.Line(x.Map(x0), y.Map(bw * x0), x.Map(top_ridge), y.Map(bw * top_ridge),
+  if (dram_bytes_per_s > 0) {
+    const double x0 = std::max(x_lo, y_lo / dram_bytes_per_s);
+    svg.Line(x.Map(x0), y.Map(dram_bytes_per_s * x0), x.Map(top_ridge), y.Map(dram_bytes_per_s * top_ridge),
              "class=\"bandwidth\" stroke=\"#222222\" stroke-width=\"2\"");
     const double lx = std::max(x0 * 1.6, x_lo * 1.6);
-    const double angle = std::atan2(y.Map(bw * lx * 10) - y.Map(bw * lx), x.Map(lx * 10) - x.Map(lx)) * 180 / M_PI;
-    svg.Text(x.Map(lx), y.Map(bw * lx) - 8, "DRAM " + HumanRate(bw, "B"),
+    const double angle = std::atan2(y.Map(dram_bytes_per_s * lx * 10) - y.Map(dram_bytes_per_s * lx), x.Map(lx * 10) - x.Map(lx)) * 180 / M_PI;
+    svg.Text(x.Map(lx), y.Map(dram_bytes_per_s * lx) - 8, "DRAM " + HumanRate(dram_bytes_per_s, "B"),
              "fill=\"#222222\" transform=\"rotate(" + Svg::Num(angle) + " " + Svg::Num(x.Map(lx)) +
-                 " " + Svg::Num(y.Map(bw * lx) - 8) + ")\"");
+                 " " + Svg::Num(y.Map(dram_bytes_per_s * lx) - 8) + ")\"");
   }
   // Labels of classes sharing one peak are stacked so none hides another.
   std::map<double, int> labels_at;

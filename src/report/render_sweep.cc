@@ -15,12 +15,19 @@
 #include "report/html_page.h"
 #include "report/json_writer.h"
 #include "report/svg_canvas.h"
-#include "report/sweep_report.h"
+#include "report/render.h"
 #include "support/huge_pages.h"
 #include "support/human_units.h"
 
 namespace opscope::report {
+
+using sweep::SweepDeployment;
+using sweep::SweepResult;
+using sweep::SweepRow;
+
 namespace {
+
+std::string PhaseOf(const SweepResult& rep) { return std::string(llm::PhaseName(rep.phase)); }
 
 const char* BoundName(const SweepRow& r) { return r.compute_bound ? "compute" : "memory"; }
 
@@ -50,7 +57,7 @@ size_t CsvBoundBytes(const std::vector<std::string>& prefix, size_t rows) {
 
 // Appends the CSV records of rows [begin, end) (their leading fields from `prefix`) to `out`,
 // which has room for them (CsvBoundBytes).
-void AppendCsvRows(std::string& out, const SweepReport& rep, const std::vector<std::string>& prefix,
+void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<std::string>& prefix,
                    size_t begin, size_t end) {
   const size_t recipes = rep.recipes.size(), deployments = rep.deployments.size();
   // GCC 12 cannot see that to_chars stays far inside the buffer (< 192 of 384 bytes a row).
@@ -100,7 +107,7 @@ void AppendCsvRows(std::string& out, const SweepReport& rep, const std::vector<s
 
 }  // namespace
 
-std::vector<std::string> RenderSweepCsvParts(const SweepReport& rep, unsigned threads) {
+std::vector<std::string> RenderSweepCsvParts(const SweepResult& rep, unsigned threads) {
   std::string out;
   CsvWriter w(out);
   for (const char* h : {"model", "device", "recipe", "phase", "tp", "ep", "pp", "dp_attention",
@@ -119,7 +126,7 @@ std::vector<std::string> RenderSweepCsvParts(const SweepReport& rep, unsigned th
         std::string& p = prefix[(d * recipes + r) * deployments + k];
         const SweepDeployment& dep = rep.deployments[k];
         CsvWriter pw(p);
-        pw.Field(rep.model).Field(rep.devices[d]).Field(rep.recipes[r]).Field(rep.phase);
+        pw.Field(rep.model).Field(rep.devices[d]).Field(rep.recipes[r]).Field(PhaseOf(rep));
         pw.Field(dep.tp).Field(dep.ep).Field(dep.pp).Field(dep.dp_attention).Field(dep.devices);
         p += ',';
       }
@@ -155,20 +162,20 @@ std::vector<std::string> RenderSweepCsvParts(const SweepReport& rep, unsigned th
   return parts;
 }
 
-std::string RenderSweepCsv(const SweepReport& rep, unsigned threads) {
+std::string RenderSweepCsv(const SweepResult& rep, unsigned threads) {
   std::vector<std::string> parts = RenderSweepCsvParts(rep, threads);
   std::string out = std::move(parts[0]);
   for (size_t k = 1; k < parts.size(); ++k) out += parts[k];
   return out;
 }
-std::string RenderSweepJson(const SweepReport& rep) {
+std::string RenderSweepJson(const SweepResult& rep) {
   std::string out;
   out.reserve(256 * (rep.rows.size() + 1));
   JsonWriter w(out);
   w.BeginObject();
   w.Key("schema_version").Value(1);
   w.Key("model").Value(rep.model);
-  w.Key("phase").Value(rep.phase);
+  w.Key("phase").Value(llm::PhaseName(rep.phase));
   w.Key("points").BeginArray();
   for (const SweepRow& row : rep.rows) {
     out += '\n';
@@ -185,22 +192,16 @@ std::string RenderSweepJson(const SweepReport& rep) {
     w.Key("context").Value(row.context);
     w.Key("step_time_s").Value(row.step_time_s);
     w.Key("tokens_per_s").Value(row.tokens_per_s);
-    w.Key("tpot_s");
-    if (row.tpot_s) w.Value(*row.tpot_s); else w.Null();
-    w.Key("ttft_s");
-    if (row.ttft_s) w.Value(*row.ttft_s); else w.Null();
+    w.Key("tpot_s").Value(row.tpot_s);
+    w.Key("ttft_s").Value(row.ttft_s);
     w.Key("bound").Value(BoundName(row));
     w.Key("max_batch").Value(row.max_batch);
     w.Key("fits").Value(row.fits);
     w.EndObject();
   }
   w.EndArray();
-  w.Key("skipped").BeginArray();
-  for (const std::string& a : rep.skipped) w.Value(a);
-  w.EndArray();
-  w.Key("assumptions").BeginArray();
-  for (const std::string& a : rep.assumptions) w.Value(a);
-  w.EndArray();
+  w.Key("skipped").Strings(rep.skipped);
+  w.Key("assumptions").Strings(rep.assumptions);
   w.EndObject();
   out += '\n';
   return out;
@@ -210,7 +211,7 @@ namespace {
 
 // The contexts charted: all of them up to eight, else eight spread evenly (first and last
 // included) so the lines stay readable.
-std::vector<int64_t> ChartedContexts(const SweepReport& rep) {
+std::vector<int64_t> ChartedContexts(const SweepResult& rep) {
   std::set<int64_t> all;
   for (const SweepRow& r : rep.rows) all.insert(r.context);
   std::vector<int64_t> v(all.begin(), all.end());
@@ -228,7 +229,7 @@ struct Series {
   std::vector<const SweepRow*> points;  // ascending batch
 };
 
-std::vector<Series> BuildSeries(const SweepReport& rep, const std::vector<int64_t>& contexts,
+std::vector<Series> BuildSeries(const SweepResult& rep, const std::vector<int64_t>& contexts,
                                 size_t* all_series = nullptr) {
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, int64_t>, Series> by_key;
   const std::set<int64_t> charted(contexts.begin(), contexts.end());
@@ -236,7 +237,7 @@ std::vector<Series> BuildSeries(const SweepReport& rep, const std::vector<int64_
     if (!charted.contains(r.context)) continue;
     Series& s = by_key[{r.recipe, r.device, r.deployment, r.context}];
     if (s.label.empty()) {
-      s.label = (rep.phase == "prefill" ? "prompt " : "ctx ") + std::to_string(r.context) +
+      s.label = (rep.phase == llm::Phase::kPrefill ? "prompt " : "ctx ") + std::to_string(r.context) +
                 ", " + rep.devices[r.device];
       if (rep.recipes.size() > 1) s.label += ", " + rep.recipes[r.recipe];
       if (rep.deployments.size() > 1) s.label += ", " + DeploymentLabel(rep.deployments[r.deployment]);
@@ -282,7 +283,7 @@ std::string RateLabel(double v) {
 // A polyline through the points, with a circle per point (hollow where it does not fit).
 void DrawSeries(Svg& svg, const std::vector<std::pair<double, double>>& xy,
                 const std::vector<const SweepRow*>& rows, std::string_view colour,
-                const std::string& label, const SweepReport& rep) {
+                const std::string& label) {
   std::string pts;
   for (const auto& [x, y] : xy) pts += Svg::Num(x) + "," + Svg::Num(y) + " ";
   svg.Raw("<polyline class=\"series\" fill=\"none\" stroke=\"" + std::string(colour) +
@@ -299,12 +300,11 @@ void DrawSeries(Svg& svg, const std::vector<std::pair<double, double>>& xy,
                    "\" stroke=\"" + std::string(colour) + "\" stroke-width=\"1.5\"",
                title);
   }
-  (void)rep;
 }
 
 }  // namespace
 
-std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
+std::string RenderSweepSvg(const SweepResult& rep, bool standalone) {
   constexpr int kW = 1200, kH = 800;
   Svg svg(kW, kH, standalone);
   const std::vector<int64_t> contexts = ChartedContexts(rep);
@@ -312,7 +312,7 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
   const std::vector<Series> series = BuildSeries(rep, contexts, &all_series);
   std::string devices;
   for (const std::string& d : rep.devices) devices += (devices.empty() ? "" : ", ") + d;
-  svg.Text(60, 32, "Sweep: " + rep.model + " \xe2\x80\x94 " + rep.phase + " on " + devices,
+  svg.Text(60, 32, "Sweep: " + rep.model + " \xe2\x80\x94 " + PhaseOf(rep) + " on " + devices,
            "font-size=\"18\" font-weight=\"bold\" fill=\"#111111\"");
   std::set<int64_t> all_contexts;
   for (const SweepRow& r : rep.rows) all_contexts.insert(r.context);
@@ -354,11 +354,7 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
   } else {
     for (double b = 1; b <= max_batch; b *= 2) if (b >= min_batch) ticks.push_back(b);
   }
-  for (double b : ticks) {
-    const double px = bx.Map(b);
-    svg.Line(px, kBottom, px, kTop, "stroke=\"#e3e3e3\" stroke-width=\"1\"");
-    svg.Text(px, kBottom + 18, PlainNumberLabel(b), "text-anchor=\"middle\" fill=\"#333333\"");
-  }
+  for (double b : ticks) DrawXGridTick(svg, bx.Map(b), kBottom, kTop, PlainNumberLabel(b));
   svg.Line(110, kBottom, 560, kBottom, "stroke=\"#333333\" stroke-width=\"1\"");
   svg.Text(335, kBottom + 40, "batch (sequences)", "text-anchor=\"middle\" font-size=\"14\"");
   DrawLinearYAxis(svg, ty, 110, 560, RateLabel, "tokens/s (all sequences)");
@@ -368,18 +364,12 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
   const LinearAxis py{0, max_per_seq * 1.05, kBottom, kTop};
   svg.Text(940, 80, "serving trade-off", "text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\"");
   {
-    // x ticks of the linear axis, as DrawLinearYAxis chooses them.
-    const double span = tx.hi - tx.lo;
-    double step = std::pow(10.0, std::floor(std::log10(span)));
-    for (double m : {1.0, 2.0, 5.0}) {
-      if (span / (step * m) <= 8) { step *= m; break; }
-    }
+    // x ticks of the linear axis, chosen as DrawLinearYAxis chooses them (at most 8).
+    const double step = LinearTickStep(tx.hi - tx.lo, 8);
     for (int i = 0; i <= 20; ++i) {
       const double v = i * step;
       if (v > tx.hi) break;
-      const double px = tx.Map(v);
-      svg.Line(px, kBottom, px, kTop, "stroke=\"#e3e3e3\" stroke-width=\"1\"");
-      svg.Text(px, kBottom + 18, RateLabel(v), "text-anchor=\"middle\" fill=\"#333333\"");
+      DrawXGridTick(svg, tx.Map(v), kBottom, kTop, RateLabel(v));
     }
     svg.Line(720, kBottom, 1160, kBottom, "stroke=\"#333333\" stroke-width=\"1\"");
     svg.Text(940, kBottom + 40, "tokens/s (all sequences)", "text-anchor=\"middle\" font-size=\"14\"");
@@ -392,7 +382,7 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
     for (const SweepRow* r : series[i].points) {
       xy.emplace_back(bx.Map(static_cast<double>(r->batch)), ty.Map(r->tokens_per_s));
     }
-    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label, rep);
+    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label);
   }
   svg.Raw("</g>\n<g class=\"series-tradeoff\">\n");
   for (size_t i = 0; i < series.size(); ++i) {
@@ -401,7 +391,7 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
       xy.emplace_back(tx.Map(r->tokens_per_s),
                       py.Map(r->tokens_per_s / static_cast<double>(r->batch)));
     }
-    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label, rep);
+    DrawSeries(svg, xy, series[i].points, PaletteColour(i), series[i].label);
   }
   svg.Raw("</g>\n<g class=\"legend\">\n");
   double lx = 110, ly = 640;
@@ -416,9 +406,9 @@ std::string RenderSweepSvg(const SweepReport& rep, bool standalone) {
   return svg.Finish();
 }
 
-std::string RenderSweepHtml(const SweepReport& rep) {
+std::string RenderSweepHtml(const SweepResult& rep) {
   std::string out = HtmlPageBegin("opscope sweep: " + rep.model);
-  out += "<h1>opscope sweep: " + HtmlEscape(rep.model) + " (" + HtmlEscape(rep.phase) + ")</h1>\n";
+  out += "<h1>opscope sweep: " + HtmlEscape(rep.model) + " (" + HtmlEscape(PhaseOf(rep)) + ")</h1>\n";
   std::set<int64_t> batches, contexts;
   for (const SweepRow& r : rep.rows) batches.insert(r.batch), contexts.insert(r.context);
   auto join = [](const std::vector<std::string>& v) {
@@ -435,7 +425,7 @@ std::string RenderSweepHtml(const SweepReport& rep) {
   out += "<tr><th>devices</th><td>" + HtmlEscape(join(rep.devices)) + "</td></tr>\n";
   out += "<tr><th>recipes (weights/activations/KV)</th><td>" + HtmlEscape(join(rep.recipes)) + "</td></tr>\n";
   out += "<tr><th>batch</th><td>" + range(batches) + "</td></tr>\n";
-  out += "<tr><th>" + std::string(rep.phase == "prefill" ? "prompt" : "context") + "</th><td>" +
+  out += "<tr><th>" + std::string(rep.phase == llm::Phase::kPrefill ? "prompt" : "context") + "</th><td>" +
          range(contexts) + "</td></tr>\n";
   if (rep.deployments.size() > 1 || rep.deployments.front().devices > 1) {
     std::vector<std::string> labels;

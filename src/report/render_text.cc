@@ -91,18 +91,21 @@ std::vector<size_t> TopRows(const ReportModel& m, int n, Key key) {
   return idx;
 }
 
-void Serving(Text& t, const LlmFigures& l) {
-  t.Line(t.Bold("serving (" + l.phase + ")"));
-  t.Line("  recipe           weights " + l.weights_format + ", activations " +
-         l.activations_format + ", KV " + l.kv_format + ", state " + l.state_format);
-  t.Line("  parameters       " + HumanCount(static_cast<double>(l.params_total)) + " total, " +
-         HumanCount(static_cast<double>(l.params_active)) + " active per token, " +
-         HumanCount(static_cast<double>(l.params_embedding)) + " embedding");
-  t.Line("  weights stored   " + HumanBytes(static_cast<double>(l.weight_bytes)));
-  t.Line("  KV per token     " + HumanBytes(static_cast<double>(l.kv_bytes_per_token)) +
+void Serving(Text& t, const LlmSection& section) {
+  const llm::Figures& l = section.figures;
+  const llm::RecipeLabels& recipe = section.recipe;
+  t.Line(t.Bold("serving (" + std::string(llm::PhaseName(l.phase)) + ")"));
+  t.Line("  recipe           weights " + recipe.weights + ", activations " + recipe.activations +
+         ", KV " + recipe.kv + ", state " + recipe.state);
+  t.Line("  parameters       " + HumanCount(static_cast<double>(l.model.params_total)) +
+         " total, " + HumanCount(static_cast<double>(l.model.params_active)) +
+         " active per token, " + HumanCount(static_cast<double>(l.model.params_embedding)) +
+         " embedding");
+  t.Line("  weights stored   " + HumanBytes(static_cast<double>(l.model.weight_bytes)));
+  t.Line("  KV per token     " + HumanBytes(static_cast<double>(l.model.kv_bytes_per_token)) +
          " (full-attention layers); windowed KV per sequence " +
          HumanBytes(static_cast<double>(l.kv_window_bytes_per_seq)));
-  t.Line("  state per seq    " + HumanBytes(static_cast<double>(l.state_bytes_per_seq)));
+  t.Line("  state per seq    " + HumanBytes(static_cast<double>(l.model.state_bytes_per_seq)));
   t.Line("  step time        " + HumanSeconds(l.step_time_s) + "   " +
          Fixed(l.tokens_per_s, 1) + " tokens/s");
   if (l.ttft_s) t.Line("  time to first token " + HumanSeconds(*l.ttft_s));
@@ -112,36 +115,55 @@ void Serving(Text& t, const LlmFigures& l) {
          (l.fits ? "fits" : "does NOT fit"));
 }
 
-// Multi-device deployments: the split, per-device memory and the deployment's figures.
-void Parallel(Text& t, const ParallelFigures& p, const LlmFigures* l) {
-  t.Line(t.Bold("deployment (" + std::to_string(p.devices) + " devices)"));
-  std::string split = "  split            tp " + std::to_string(p.tp) + ", ep " +
-                      std::to_string(p.ep) + ", pp " + std::to_string(p.pp) + ", dp-attention " +
-                      std::to_string(p.dp_attention) + "; " + std::to_string(p.gpus_per_node) +
-                      " per node";
-  if (p.ep > 1 && p.expert_tp > 1) split += "; each expert split " + std::to_string(p.expert_tp) + " ways";
-  t.Line(split);
+std::string LinkName(const std::string& scope) {
+  return scope == "node" ? "interconnect" : "network";
+}
+
+// "tensor-parallel over the interconnect, stage hand-offs over the network": the groups the
+// deployment has.
+std::string Links(const llm::Deployment& d) {
   std::string links;
-  if (!p.tp_scope.empty()) links += "tensor-parallel over the " + std::string(p.tp_scope == "node" ? "interconnect" : "network");
-  if (!p.moe_scope.empty()) links += std::string(links.empty() ? "" : ", ") + "expert all-to-all over the " + (p.moe_scope == "node" ? "interconnect" : "network");
-  if (!p.pp_scope.empty()) links += std::string(links.empty() ? "" : ", ") + "stage hand-offs over the " + (p.pp_scope == "node" ? "interconnect" : "network");
+  auto add = [&](const std::string& what, const std::string& scope) {
+    links += (links.empty() ? "" : ", ") + what + " over the " + LinkName(scope);
+  };
+  if (d.tp > 1) add("tensor-parallel", d.tp_scope);
+  if (d.ep > 1) add("expert all-to-all", d.moe_scope);
+  if (d.pp > 1) add("stage hand-offs", d.pp_scope);
+  return links;
+}
+
+// Multi-device deployments: the split, per-device memory and the deployment's figures.
+void Parallel(Text& t, const llm::Deployment& d, const llm::Figures& l) {
+  const llm::DeviceFigures& p = l.per_device;
+  t.Line(t.Bold("deployment (" + std::to_string(d.devices) + " devices)"));
+  std::string split = "  split            tp " + std::to_string(d.tp) + ", ep " +
+                      std::to_string(d.ep) + ", pp " + std::to_string(d.pp) + ", dp-attention " +
+                      std::to_string(d.dp_attention) + "; " + std::to_string(d.gpus_per_node) +
+                      " per node";
+  if (d.ep > 1 && d.expert_tp > 1) split += "; each expert split " + std::to_string(d.expert_tp) + " ways";
+  t.Line(split);
+  const std::string links = Links(d);
   if (!links.empty()) t.Line("  links            " + links);
-  t.Line("  per device       weights " + HumanBytes(static_cast<double>(p.weight_bytes_per_device)) +
-         ", KV per token " + HumanBytes(static_cast<double>(p.kv_bytes_per_token_per_device)) +
-         ", state per seq " + HumanBytes(static_cast<double>(p.state_bytes_per_seq_per_device)) +
-         ", " + std::to_string(p.seqs_per_device) + " sequences");
-  const double step = l != nullptr ? l->step_time_s : 0;
-  t.Line("  step time        " + HumanSeconds(step) + " (communication not overlapped); floor " +
-         HumanSeconds(p.step_floor_s) + " (overlapped)");
-  t.Line("  communication    " + HumanSeconds(p.comm_time_s) + " per step on the busiest device (" +
-         Percent(p.comm_time_s, step) + " of the step)");
-  if (p.pp > 1) {
+  t.Line("  per device       weights " + HumanBytes(static_cast<double>(p.weight_bytes)) +
+         ", KV per token " + HumanBytes(static_cast<double>(p.kv_bytes_per_token)) +
+         ", state per seq " + HumanBytes(static_cast<double>(p.state_bytes_per_seq)) +
+         ", " + std::to_string(p.seqs) + " sequences");
+  const double step = l.step_time_s;
+  if (p.step_floor_s) {
+    t.Line("  step time        " + HumanSeconds(step) + " (communication not overlapped); floor " +
+           HumanSeconds(*p.step_floor_s) + " (overlapped)");
+  }
+  if (p.comm_time_s) {
+    t.Line("  communication    " + HumanSeconds(*p.comm_time_s) +
+           " per step on the busiest device (" + Percent(*p.comm_time_s, step) + " of the step)");
+  }
+  if (d.pp > 1) {
     t.Line("  pipeline         " + std::to_string(p.micro_batches) + " micro-batches, bubble " +
            Percent(p.bubble, 1.0) + "; totals and nodes are stage " +
            std::to_string(p.busiest_stage) + "'s device, one micro-batch");
   }
-  t.Line("  throughput       " + Fixed(l != nullptr ? l->tokens_per_s : 0, 1) + " tokens/s, " +
-         Fixed(p.tokens_per_s_per_device, 1) + " per device");
+  t.Line("  throughput       " + Fixed(l.tokens_per_s, 1) + " tokens/s, " +
+         Fixed(p.tokens_per_s, 1) + " per device");
 }
 
 }  // namespace
@@ -197,10 +219,10 @@ std::string RenderText(const ReportModel& m, const TextStyle& style) {
   if (m.llm) {
     t.Line();
     Serving(t, *m.llm);
-  }
-  if (m.parallel) {
-    t.Line();
-    Parallel(t, *m.parallel, m.llm ? &*m.llm : nullptr);
+    if (m.deployment) {
+      t.Line();
+      Parallel(t, *m.deployment, m.llm->figures);
+    }
   }
 
   const auto by_time = TopRows(m, m.top_n, [](const NodeRow& n) { return n.time_s; });

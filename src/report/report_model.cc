@@ -1,5 +1,5 @@
-// Builds the ReportModel from the graph, ledger and roofline: the only place report rows
-// are computed; renderers only format them.
+// Builds the ReportModel from the graph, ledger and roofline (and an llm run): the only place
+// report rows are computed; renderers only format them.
 #include "report/report_model.h"
 
 #include <algorithm>
@@ -80,6 +80,22 @@ ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
                 std::to_string(m.totals.nodes) + " nodes costed \u2014 totals are not the model's";
     m.warnings.push_back(m.partial);
   }
+  return m;
+}
+
+ReportModel BuildLlmReport(const llm::Serving& serving, const llm::Evaluation& evaluation,
+                           int top_n) {
+  const auto busiest = static_cast<size_t>(evaluation.figures.per_device.busiest_stage);
+  ReportModel m = BuildReport(serving.stage(busiest).graph, evaluation.step.ledger,
+                              evaluation.step.analysis, serving.device(), top_n);
+  m.model = serving.build().model.name;
+  for (const std::string& a : evaluation.assumptions) {
+    if (std::find(m.assumptions.begin(), m.assumptions.end(), a) == m.assumptions.end()) {
+      m.assumptions.push_back(a);
+    }
+  }
+  m.llm = LlmSection{evaluation.figures, serving.build().labels};
+  if (!serving.deployment().one_device()) m.deployment = serving.deployment();
   return m;
 }
 

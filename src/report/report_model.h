@@ -1,5 +1,6 @@
-// The plain-data report every renderer reads (text, JSON; CSV, SVG and HTML later). Built
-// once from the graph, ledger and roofline; renderers never recompute anything.
+// The plain-data report every renderer reads (text, JSON, CSV, SVG, HTML). Built once from
+// the graph, ledger and roofline (and an llm run's serving figures); renderers never
+// recompute anything.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,9 @@
 #include "cost/ledger.h"
 #include "device/device.h"
 #include "ir/graph.h"
+#include "llm/deployment.h"
+#include "llm/figures.h"
+#include "llm/serving.h"
 #include "roofline/roofline.h"
 
 namespace opscope::report {
@@ -41,40 +45,10 @@ struct NotCosted {
   std::string name, op, reason;
 };
 
-// Serving figures of `opscope llm` (DESIGN "The LLM step model"); absent for `analyze`.
-struct LlmFigures {
-  std::string phase;  // "decode" | "prefill"
-  uint64_t params_total = 0, params_active = 0, params_embedding = 0;
-  uint64_t weight_bytes = 0;
-  uint64_t kv_bytes_per_token = 0;
-  uint64_t kv_window_bytes_per_seq = 0;
-  uint64_t state_bytes_per_seq = 0;
-  double step_time_s = 0;
-  double tokens_per_s = 0;
-  std::optional<double> ttft_s;  // prefill
-  std::optional<double> e2e_s;   // with --gen-len
-  std::optional<double> tpot_s;  // with --gen-len
-  uint64_t max_batch = 0;
-  bool fits = false;
-  std::string weights_format, activations_format, kv_format, state_format;  // the recipe
-};
-
-// Multi-device deployments (issue: parallelism); absent on one device.
-// The JSON block carries the DESIGN's nine fields; the rest feed the text report.
-struct ParallelFigures {
-  int tp = 1, ep = 1, pp = 1, dp_attention = 1, devices = 1;
-  uint64_t weight_bytes_per_device = 0;       // the device holding the most weights
-  uint64_t kv_bytes_per_token_per_device = 0;  // full-attention KV of one of its sequences' tokens
-  double comm_time_s = 0;                      // the busiest device's collectives in one step
-  double tokens_per_s_per_device = 0;
-  // Text only.
-  int micro_batches = 1, gpus_per_node = 1, expert_tp = 1;
-  int busiest_stage = 0;                 // whose step `totals` and `nodes` describe
-  uint64_t state_bytes_per_seq_per_device = 0;
-  uint64_t seqs_per_device = 0;          // sequences one device holds (all micro-batches)
-  double step_floor_s = 0;               // communication overlapped with compute
-  double bubble = 0;                     // pipeline idle share of the busiest device
-  std::string tp_scope, moe_scope, pp_scope;  // "node" | "network" | "" (no such group)
+// `opscope llm`: the serving figures (DESIGN "The LLM step model") and the recipe they are for.
+struct LlmSection {
+  llm::Figures figures;
+  llm::RecipeLabels recipe;
 };
 
 struct ReportModel {
@@ -96,13 +70,19 @@ struct ReportModel {
   // the nodes are costed (also in `warnings`); empty otherwise. The text and HTML headline.
   std::string partial;
   std::vector<ir::NotTaken> not_taken;  // If branches not taken (JSON `not_taken`)
-  std::optional<LlmFigures> llm;
-  std::optional<ParallelFigures> parallel;
+  std::optional<LlmSection> llm;              // absent for `analyze`
+  std::optional<llm::Deployment> deployment;  // several devices: the split (the parallel block)
   int top_n = 10;  // rows in the text report's top lists
 };
 
 ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
                         const roofline::Analysis& analysis, const device::Device& device,
                         int top_n);
+
+// The report of one `opscope llm` run (one device or a deployment): the busiest stage's step
+// (`totals`, `nodes`), the model's name, the serving figures, the deployment's split, and the
+// assumptions of the ledger, the roofline and the serving figures, each once.
+ReportModel BuildLlmReport(const llm::Serving& serving, const llm::Evaluation& evaluation,
+                           int top_n);
 
 }  // namespace opscope::report

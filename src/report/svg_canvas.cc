@@ -117,48 +117,62 @@ void DrawLogXAxis(Svg& svg, const LogAxis& x, double y_bottom, double y_top,
            "text-anchor=\"middle\" font-size=\"14\" fill=\"#222222\"");
 }
 
+namespace {
+
+// A horizontal grid line at py with its tick and label left of x_left.
+void DrawYTick(Svg& svg, double py, double x_left, double x_right, const std::string& label) {
+  svg.Line(x_left, py, x_right, py, kGrid);
+  svg.Line(x_left - 5, py, x_left, py, kAxis);
+  svg.Text(x_left - 8, py + 4, label, "text-anchor=\"end\" fill=\"#333333\"");
+}
+
+// The axis line at x_left and its title, turned up the axis.
+void DrawYAxisLine(Svg& svg, double px0, double px1, double x_left, std::string_view title) {
+  svg.Line(x_left, px0, x_left, px1, kAxis);
+  const double cy = (px0 + px1) / 2;
+  svg.Text(x_left - 78, cy, title,
+           "text-anchor=\"middle\" font-size=\"14\" fill=\"#222222\" transform=\"rotate(-90 " +
+               Svg::Num(x_left - 78) + " " + Svg::Num(cy) + ")\"");
+}
+
+}  // namespace
+
 void DrawLogYAxis(Svg& svg, const LogAxis& y, double x_left, double x_right,
                   std::string (*label)(double), std::string_view title) {
   const int first = static_cast<int>(std::lround(std::log10(y.lo)));
   const int last = static_cast<int>(std::lround(std::log10(y.hi)));
   for (int e = first; e <= last; ++e) {
     const double v = std::pow(10.0, e);
-    const double py = y.Map(v);
-    svg.Line(x_left, py, x_right, py, kGrid);
-    svg.Line(x_left - 5, py, x_left, py, kAxis);
-    svg.Text(x_left - 8, py + 4, label(v), "text-anchor=\"end\" fill=\"#333333\"");
+    DrawYTick(svg, y.Map(v), x_left, x_right, label(v));
   }
-  svg.Line(x_left, y.px0, x_left, y.px1, kAxis);
-  const double cy = (y.px0 + y.px1) / 2;
-  svg.Text(x_left - 78, cy, title,
-           "text-anchor=\"middle\" font-size=\"14\" fill=\"#222222\" transform=\"rotate(-90 " +
-               Svg::Num(x_left - 78) + " " + Svg::Num(cy) + ")\"");
+  DrawYAxisLine(svg, y.px0, y.px1, x_left, title);
 }
 
-void DrawLinearYAxis(Svg& svg, const LinearAxis& y, double x_left, double x_right,
-                     std::string (*label)(double), std::string_view title) {
-  // Five to ten ticks at 1, 2 or 5 times a power of ten.
-  const double span = y.hi - y.lo;
+double LinearTickStep(double span, double max_ticks) {
   double step = std::pow(10.0, std::floor(std::log10(span > 0 ? span : 1)));
   for (double m : {1.0, 2.0, 5.0}) {
-    if (span / (step * m) <= 10) {
+    if (span / (step * m) <= max_ticks) {
       step *= m;
       break;
     }
   }
+  return step;
+}
+
+void DrawLinearYAxis(Svg& svg, const LinearAxis& y, double x_left, double x_right,
+                     std::string (*label)(double), std::string_view title) {
+  const double step = LinearTickStep(y.hi - y.lo, 10);
   for (int i = 0;; ++i) {
     const double v = y.lo + i * step;
     if (v > y.hi + step * 1e-9 || i > 20) break;
-    const double py = y.Map(v);
-    svg.Line(x_left, py, x_right, py, kGrid);
-    svg.Line(x_left - 5, py, x_left, py, kAxis);
-    svg.Text(x_left - 8, py + 4, label(v), "text-anchor=\"end\" fill=\"#333333\"");
+    DrawYTick(svg, y.Map(v), x_left, x_right, label(v));
   }
-  svg.Line(x_left, y.px0, x_left, y.px1, kAxis);
-  const double cy = (y.px0 + y.px1) / 2;
-  svg.Text(x_left - 78, cy, title,
-           "text-anchor=\"middle\" font-size=\"14\" fill=\"#222222\" transform=\"rotate(-90 " +
-               Svg::Num(x_left - 78) + " " + Svg::Num(cy) + ")\"");
+  DrawYAxisLine(svg, y.px0, y.px1, x_left, title);
+}
+
+void DrawXGridTick(Svg& svg, double px, double y_bottom, double y_top, const std::string& label) {
+  svg.Line(px, y_bottom, px, y_top, kGrid);
+  svg.Text(px, y_bottom + 18, label, "text-anchor=\"middle\" fill=\"#333333\"");
 }
 
 std::string_view PaletteColour(size_t i) {

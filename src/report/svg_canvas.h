@@ -49,6 +49,11 @@ void DrawLogYAxis(Svg& svg, const LogAxis& y, double x_left, double x_right,
                   std::string (*label)(double), std::string_view title);
 void DrawLinearYAxis(Svg& svg, const LinearAxis& y, double x_left, double x_right,
                      std::string (*label)(double), std::string_view title);
+// The step of a linear axis over `span`: 1, 2 or 5 times a power of ten, at most `max_ticks`
+// steps.
+double LinearTickStep(double span, double max_ticks);
+// A vertical grid line at px with its label under y_bottom (no tick mark).
+void DrawXGridTick(Svg& svg, double px, double y_bottom, double y_top, const std::string& label);
 
 // Rounds a positive range outwards to whole decades.
 void DecadeRange(double& lo, double& hi);

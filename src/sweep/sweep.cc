@@ -1,7 +1,6 @@
-// Running a sweep (see sweep.h): per recipe, device and deployment, build each device's step
-// graph (the whole model, or a pipeline stage's shard) and compile its plan; per point, time
-// the stages from their plans and derive the serving figures exactly as llm::RunRequest
-// (one device) or llm::RunDeployment (several) does.
+// Running a sweep (see sweep.h): per recipe a llm::ModelBuild, per device and deployment a
+// llm::Serving whose stage graphs each get a compiled plan; per point, the stages' plan times
+// go into llm::ServingFigures, exactly as `opscope llm` puts its full analysis's.
 #include "sweep/sweep.h"
 
 #include <algorithm>
@@ -11,50 +10,12 @@
 #include <system_error>
 #include <thread>
 
-#include "import/hf_config/recipe.h"
-#include "import/hf_config/step_graph.h"
-#include "llm/parallel.h"
 #include "roofline/roofline.h"
-#include "support/checked_math.h"
 #include "support/huge_pages.h"
 #include "sweep/step_plan.h"
 
 namespace opscope::sweep {
 namespace {
-
-// A row from a full analysis: the figures as `opscope llm` prints them; the bound from the
-// costed step's nodes (a deployment's busiest device).
-report::SweepRow RowFromRun(const llm::Run& run, const SweepSpec& spec, int64_t batch,
-                            int64_t context) {
-  report::SweepRow row;
-  row.batch = batch;
-  row.context = context;
-  row.step_time_s = run.figures.step_time_s;
-  row.tokens_per_s = run.figures.tokens_per_s;
-  row.tpot_s = run.figures.tpot_s;
-  if (!row.tpot_s && spec.phase == llm::Phase::kDecode) row.tpot_s = row.step_time_s;
-  row.ttft_s = run.figures.ttft_s;
-  double memory_s = 0, compute_s = 0;
-  for (const roofline::NodeTime& t : run.step.analysis.nodes) {
-    if (t.bound == roofline::Bound::kMemory) memory_s += t.time_s;
-    if (t.bound == roofline::Bound::kCompute) compute_s += t.time_s;
-  }
-  row.compute_bound = compute_s > memory_s;
-  row.max_batch = run.figures.max_batch;
-  row.fits = run.figures.fits;
-  return row;
-}
-
-llm::Request MakeRequest(const SweepSpec& spec, int64_t batch, int64_t context) {
-  llm::Request request;
-  request.phase = spec.phase;
-  request.batch = batch;
-  request.context = context;
-  request.prompt = context;
-  request.gen_len = spec.gen_len;
-  request.mem_util = spec.mem_util;
-  return request;
-}
 
 void AddUnique(std::vector<std::string>& to, const std::vector<std::string>& from) {
   for (const std::string& a : from) {
@@ -62,61 +23,101 @@ void AddUnique(std::vector<std::string>& to, const std::vector<std::string>& fro
   }
 }
 
-// One device's step graph of a deployment (a pipeline stage; the whole model on one device)
-// compiled into a plan, with what bounds its batch: the largest batch its memory holds at
-// each context of the sweep.
-struct Stage {
-  std::unique_ptr<import::hf::StepGraph> step;  // the plans point into it
-  std::vector<std::unique_ptr<StepPlan>> plans;  // one per worker thread (they cache)
-  std::vector<uint64_t> max_batch;  // per context of the sweep
-};
-
-// What a grid's deployment is on one device and recipe: its stages, or why it cannot run.
-struct Deployed {
-  llm::Deployment deployment;  // default: one device
-  bool multi = false;
-  std::vector<Stage> stages;
-};
-
-// A deployment's sequences at batch b (llm::RunDeployment's split): micro-batches of
-// ceil(b / M) sequences, of which an attention replica runs ceil(micro / D).
-struct Split {
-  int64_t micro_count = 1, seqs = 1;
-};
-Split SplitBatch(const llm::Deployment& d, int64_t batch) {
-  const int64_t micro = (batch + d.micro_batches - 1) / d.micro_batches;
-  return {(batch + micro - 1) / micro, (micro + d.dp_attention - 1) / d.dp_attention};
+// The workload of one point (the sweep's --context is a prefill's prompt).
+llm::Workload PointWorkload(const Grid& grid, int64_t batch, int64_t context) {
+  llm::Workload w;
+  w.phase = grid.phase;
+  w.batch = batch;
+  w.context = context;
+  w.gen_len = grid.gen_len;
+  w.mem_util = grid.mem_util;
+  return w;
 }
 
-Result<Stage> CompileStage(import::hf::StepGraph step, const SweepSpec& spec,
-                           const device::Device& device) {
-  Stage stage;
-  stage.step = std::make_unique<import::hf::StepGraph>(std::move(step));
-  auto plan = StepPlan::Compile(stage.step->graph);
-  if (!plan) return std::unexpected(Wrap(spec.origin, plan.error()));
-  stage.plans.push_back(std::move(*plan));
-  auto figures = llm::ComputeModelFigures(*stage.step);
-  if (!figures) return std::unexpected(figures.error());
-  // The memory context: the most tokens a sequence holds during the request (llm.h).
-  stage.max_batch.resize(spec.contexts.size());
-  for (size_t c = 0; c < spec.contexts.size(); ++c) {
-    const uint64_t per_seq =
-        llm::BytesPerSeq(*stage.step, *figures, spec.contexts[c] + spec.gen_len.value_or(0));
-    stage.max_batch[c] = llm::MaxBatch(*figures, per_seq, device.memory_bytes, spec.mem_util);
+// Copies an optional field by its parts: the row is written in place, and a 16-byte copy of
+// what was just stored as 8 + 1 bytes stalls on store forwarding (per point, in a sweep).
+void CopyOptional(const std::optional<double>& from, std::optional<double>& to) {
+  if (from) {
+    to = *from;
+  } else {
+    to.reset();
   }
-  return stage;
+}
+
+// A row's figures from llm::ServingFigures; tpot_s of a decode step is the step itself.
+void FillRow(const llm::Figures& f, int64_t batch, int64_t context, SweepRow& row) {
+  row.batch = batch;
+  row.context = context;
+  row.step_time_s = f.step_time_s;
+  row.tokens_per_s = f.tokens_per_s;
+  CopyOptional(f.tpot_s, row.tpot_s);
+  if (!f.tpot_s && f.phase == llm::Phase::kDecode) row.tpot_s = f.step_time_s;
+  CopyOptional(f.ttft_s, row.ttft_s);
+  row.max_batch = f.max_batch;
+  row.fits = f.fits;
+}
+
+// A row from the full analysis; the bound from the costed step's nodes (a deployment's
+// busiest device).
+SweepRow RowFromEvaluation(const llm::Evaluation& e, int64_t batch, int64_t context) {
+  SweepRow row;
+  FillRow(e.figures, batch, context, row);
+  double memory_s = 0, compute_s = 0;
+  for (const roofline::NodeTime& t : e.step.analysis.nodes) {
+    if (t.bound == roofline::Bound::kMemory) memory_s += t.time_s;
+    if (t.bound == roofline::Bound::kCompute) compute_s += t.time_s;
+  }
+  row.compute_bound = compute_s > memory_s;
+  return row;
+}
+
+uint64_t Axis(const std::vector<int64_t>& values) { return std::max<size_t>(values.size(), 1); }
+
+// Every option in range (as `opscope llm` checks it), naming it.
+Result<void> CheckGrid(const Grid& g, size_t devices) {
+  for (const auto& [option, values] :
+       {std::pair<const char*, const std::vector<int64_t>*>{"--batch", &g.batches},
+        {"--context", &g.contexts}}) {
+    if (values->empty()) return MakeError("option '" + std::string(option) + "': no values");
+  }
+  if (devices == 0) return MakeError("option '--device': no values");
+  if (g.weights.empty()) return MakeError("option '--weights': no values");
+  // The smallest and the largest batch and context stand for every point.
+  const auto [batch_min, batch_max] = std::minmax_element(g.batches.begin(), g.batches.end());
+  const auto [context_min, context_max] = std::minmax_element(g.contexts.begin(), g.contexts.end());
+  if (auto ok = llm::CheckWorkload(PointWorkload(g, *batch_min, *context_min)); !ok) return ok;
+  if (auto ok = llm::CheckWorkload(PointWorkload(g, *batch_max, *context_max)); !ok) return ok;
+  for (const auto& [option, values] :
+       {std::pair<const char*, const std::vector<int64_t>*>{"--tp", &g.tps}, {"--ep", &g.eps},
+        {"--pp", &g.pps}}) {
+    for (int64_t v : *values) {
+      if (auto ok = llm::CheckDegree(option, v); !ok) return ok;
+    }
+  }
+  for (const auto& [option, value] :
+       {std::pair<const char*, std::optional<int64_t>>{"--dp-attention", g.dp_attention},
+        {"--gpus-per-node", g.gpus_per_node}, {"--micro-batches", g.micro_batches}}) {
+    if (!value) continue;
+    if (auto ok = llm::CheckDegree(option, *value); !ok) return ok;
+  }
+  const uint64_t points = static_cast<uint64_t>(g.batches.size()) * g.contexts.size() * devices *
+                          g.weights.size() * Axis(g.tps) * Axis(g.eps) * Axis(g.pps);
+  if (points > kMaxPoints) {
+    return MakeError("options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
+                     "'--pp': " +
+                     std::to_string(points) + " points is more than " +
+                     std::to_string(kMaxPoints) + " per sweep");
+  }
+  return {};
 }
 
 // The rows of one (recipe, device, deployment) over batch × context.
 class GridRunner {
  public:
-  GridRunner(const SweepSpec& spec, const import::hf::Recipe& recipe,
-             const import::hf::StepGraph& whole, const device::Device& device,
-             Deployed& deployed, report::SweepReport& rep)
-      : spec_(spec), recipe_(recipe), whole_(whole), device_(device), deployed_(deployed),
-        rep_(rep) {}
+  GridRunner(const SweepSpec& spec, const llm::Serving& serving, SweepResult& rep)
+      : spec_(spec), serving_(serving), rep_(rep) {}
 
-  // Appends the grid's rows to the report, in order. A large grid (at least kPointsPerWorker
+  // Appends the grid's rows to the result, in order. A large grid (at least kPointsPerWorker
   // points a worker) is split by batch over threads, each with its own plans (a plan caches
   // as it goes) writing its own rows: the rows are the same for any thread count.
   Result<void> Run(uint32_t device_index, uint32_t recipe_index, uint32_t deployment_index,
@@ -135,13 +136,20 @@ class GridRunner {
                                             : std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
     const size_t workers = spec_.gen_len ? 1 : std::max<size_t>(1, std::min({cores, tiles,
                                batches * contexts / kPointsPerWorker}));
-    // Every worker after the first costs on plans of its own.
-    for (Stage& stage : deployed_.stages) {
-      while (stage.plans.size() < workers) {
-        auto plan = StepPlan::Compile(stage.step->graph);
-        if (!plan) return std::unexpected(Wrap(spec_.origin, plan.error()));
-        stage.plans.push_back(std::move(*plan));
+    // Every worker costs on plans of its own.
+    plans_.resize(serving_.stage_count());
+    for (size_t s = 0; s < plans_.size(); ++s) {
+      while (plans_[s].size() < workers) {
+        auto plan = StepPlan::Compile(serving_.stage(s).graph);
+        if (!plan) return std::unexpected(Wrap(spec_.model->origin, plan.error()));
+        plans_[s].push_back(std::move(*plan));
       }
+    }
+    // What memory holds at each context (the same for every batch).
+    fits_.clear();
+    for (int64_t context : spec_.contexts) {
+      const int64_t memory_context = PointWorkload(spec_, 1, context).MemoryContext();
+      fits_.push_back(serving_.Fit(memory_context, spec_.mem_util));
     }
     base_ = rep_.rows.size();
     rep_.rows.resize(base_ + batches * contexts);
@@ -181,6 +189,8 @@ class GridRunner {
   struct Worker {
     std::vector<std::vector<std::optional<StepTiming>>> tile;  // [stage][cell of the tile]
     std::vector<double> stage_s;  // the stage times of one point
+    llm::Workload workload;       // of one point (batch and context vary)
+    llm::Figures figures;         // of one point
     uint64_t by_plan = 0, by_full_analysis = 0;
     Result<void> status;
   };
@@ -189,8 +199,9 @@ class GridRunner {
   Result<void> RunTiles(Worker& wk, size_t w, size_t first, size_t end,
                         const std::function<void(uint64_t)>& tick) {
     const size_t batches = spec_.batches.size(), contexts = spec_.contexts.size();
-    wk.tile.resize(deployed_.stages.size());
+    wk.tile.resize(serving_.stage_count());
     for (auto& t : wk.tile) t.resize(layout_.tile_b * layout_.tile_c);
+    wk.workload = PointWorkload(spec_, 0, 0);
     for (size_t tile = first; tile < end; ++tile) {
       const size_t b0 = tile * layout_.tile_b;
       const size_t nb = std::min(layout_.tile_b, batches - b0);
@@ -203,13 +214,13 @@ class GridRunner {
             const int64_t context = spec_.contexts[c0 + j];
             // Filled in place: a row assembled on the stack and copied costs a
             // store-forwarding stall per field, more than the point's arithmetic.
-            report::SweepRow& row = rep_.rows[base_ + (b0 + i) * contexts + c0 + j];
+            SweepRow& row = rep_.rows[base_ + (b0 + i) * contexts + c0 + j];
             if (FromPlan(wk, batch, context, c0 + j, i * nc + j, row)) {
               ++wk.by_plan;
             } else {
-              auto full = FullRow(batch, context);
-              if (!full) return std::unexpected(full.error());
-              row = *full;
+              auto e = llm::Evaluate(serving_, PointWorkload(spec_, batch, context));
+              if (!e) return std::unexpected(e.error());
+              row = RowFromEvaluation(*e, batch, context);
               ++wk.by_full_analysis;
             }
             row.device = ids_.device;
@@ -232,32 +243,24 @@ class GridRunner {
       return {};
     }
     const bool prefill = spec_.phase == llm::Phase::kPrefill;
-    auto point = [&](size_t i, size_t j) -> Result<Point> {
+    const llm::Deployment& deployment = serving_.deployment();
+    // One device's share of a micro-batch; CheckGrid made sure seqs · context fits.
+    auto point = [&](size_t i, size_t j) {
       const int64_t batch = spec_.batches[b0 + i], context = spec_.contexts[c0 + j];
-      const int64_t seqs = deployed_.multi ? SplitBatch(deployed_.deployment, batch).seqs : batch;
-      if (!prefill) return Point{seqs, seqs, context};
-      auto n = CheckedMul(static_cast<uint64_t>(seqs), static_cast<uint64_t>(context));
-      if (!n || *n > static_cast<uint64_t>(INT64_MAX)) {
-        return MakeError("options '--batch' and '--context': " + std::to_string(batch) + " x " +
-                         std::to_string(context) + " tokens overflow 64 bits");
-      }
-      return Point{static_cast<int64_t>(*n), seqs, 0};
+      const int64_t seqs = deployment.Split(batch).seqs;
+      return prefill ? Point{seqs * context, seqs, 0} : Point{seqs, seqs, context};
     };
     const bool by_context = layout_.by_context;
     const size_t blocks = by_context ? nb : nc, lanes = by_context ? nc : nb;
     std::array<Point, StepPlan::kBlock> points;
     std::array<std::optional<StepTiming>, StepPlan::kBlock> out;
     for (size_t k = 0; k < blocks; ++k) {
-      for (size_t l = 0; l < lanes; ++l) {
-        auto p = by_context ? point(k, l) : point(l, k);
-        if (!p) return std::unexpected(p.error());
-        points[l] = *p;
-      }
-      for (size_t s = 0; s < deployed_.stages.size(); ++s) {
-        auto ok = deployed_.stages[s].plans[w]->TimeBlock(
-            std::span<const Point>(points.data(), lanes), device_,
-            std::span<std::optional<StepTiming>>(out.data(), lanes));
-        if (!ok) return std::unexpected(Wrap(spec_.origin, ok.error()));
+      for (size_t l = 0; l < lanes; ++l) points[l] = by_context ? point(k, l) : point(l, k);
+      for (size_t s = 0; s < plans_.size(); ++s) {
+        auto ok = plans_[s][w]->TimeBlock(std::span<const Point>(points.data(), lanes),
+                                          serving_.device(),
+                                          std::span<std::optional<StepTiming>>(out.data(), lanes));
+        if (!ok) return std::unexpected(Wrap(spec_.model->origin, ok.error()));
         for (size_t l = 0; l < lanes; ++l) {
           wk.tile[s][by_context ? k * nc + l : l * nc + k] = out[l];
         }
@@ -266,208 +269,167 @@ class GridRunner {
     return {};
   }
 
-  // The row of a point from the stages' plans (wk.tile[s][cell]), as llm::RunRequest (one
-  // device) or llm::RunDeployment computes it; false when some stage's plan gave it up.
+  // The row of a point from the stages' plans (wk.tile[s][cell]) through llm::ServingFigures;
+  // false when some stage's plan gave it up. The bound is the busiest stage's.
   bool FromPlan(Worker& wk, int64_t batch, int64_t context, size_t c, size_t cell,
-                report::SweepRow& row) const {
-    const size_t stages = deployed_.stages.size();
-    // A deployment's step is llm::PipelineStepTime of its stages (one device: the step
-    // itself); the bound is the slowest stage's, as the busiest device's report shows it.
+                SweepRow& row) const {
+    const size_t stages = wk.tile.size();
     wk.stage_s.resize(stages);
-    double max_s = 0;
-    bool compute_bound = false;
-    uint64_t max_batch = UINT64_MAX;
     for (size_t s = 0; s < stages; ++s) {
       const std::optional<StepTiming>& t = wk.tile[s][cell];
       if (!t) return false;
       wk.stage_s[s] = t->time_s;
-      if (s == 0 || t->time_s > max_s) {
-        max_s = t->time_s;
-        compute_bound = t->compute_bound;
-      }
-      max_batch = std::min(max_batch, deployed_.stages[s].max_batch[c]);
     }
-    const double step_s =
-        deployed_.multi
-            ? llm::PipelineStepTime(wk.stage_s, SplitBatch(deployed_.deployment, batch).micro_count)
-            : wk.stage_s[0];
-    const bool prefill = spec_.phase == llm::Phase::kPrefill;
-    row.batch = batch;
-    row.context = context;
-    row.step_time_s = step_s;
-    const double tokens = prefill ? static_cast<double>(batch) * static_cast<double>(context)
-                                  : static_cast<double>(batch);
-    row.tokens_per_s = step_s > 0 ? tokens / step_s : 0;
-    if (prefill) {
-      row.ttft_s = step_s;
-    } else {
-      row.tpot_s = step_s;
-    }
-    row.compute_bound = compute_bound;
-    // Every device of a stage holds its attention replica's sequences.
-    row.max_batch = max_batch * static_cast<uint64_t>(deployed_.deployment.dp_attention);
-    row.fits = static_cast<uint64_t>(batch) <= row.max_batch;
+    llm::StageTimes times;
+    times.step_s = wk.stage_s;
+    wk.workload.batch = batch;
+    wk.workload.context = context;
+    llm::ServingFigures(serving_, wk.workload, times, wk.figures, &fits_[c]);
+    FillRow(wk.figures, batch, context, row);
+    const auto busiest = static_cast<size_t>(wk.figures.per_device.busiest_stage);
+    row.compute_bound = wk.tile[busiest][cell]->compute_bound;
     return true;
   }
 
-  Result<report::SweepRow> FullRow(int64_t batch, int64_t context) const {
-    const llm::Request request = MakeRequest(spec_, batch, context);
-    if (!deployed_.multi) {
-      auto run = llm::RunRequest(whole_, recipe_, device_, request);
-      if (!run) return std::unexpected(run.error());
-      return RowFromRun(*run, spec_, batch, context);
-    }
-    auto run = llm::RunDeployment(*spec_.model, recipe_, device_, request, deployed_.deployment);
-    if (!run) return std::unexpected(run.error());
-    return RowFromRun(run->run, spec_, batch, context);
-  }
-
   const SweepSpec& spec_;
-  const import::hf::Recipe& recipe_;
-  const import::hf::StepGraph& whole_;
-  const device::Device& device_;
-  Deployed& deployed_;
-  report::SweepReport& rep_;
+  const llm::Serving& serving_;
+  SweepResult& rep_;
+  std::vector<std::vector<std::unique_ptr<StepPlan>>> plans_;  // [stage][worker]
+  std::vector<llm::Serving::MemoryFit> fits_;                  // per context of the grid
   Layout layout_;
   Ids ids_;
-  size_t base_ = 0;  // the grid's first row in the report
+  size_t base_ = 0;  // the grid's first row in the result
 };
-
-// The grid's deployment `degrees` on `device`: one device (the whole model) or a plan per
-// pipeline stage. nullopt, with `why`, when the model or device cannot take the degrees.
-Result<std::optional<Deployed>> Deploy(const SweepSpec& spec, const import::hf::Recipe& recipe,
-                                       const import::hf::StepGraph& whole,
-                                       const device::Device& device, const llm::Degrees& degrees,
-                                       std::string& why) {
-  Deployed deployed;
-  deployed.multi = degrees.MultiDevice();
-  if (!deployed.multi) {
-    auto stage = CompileStage(whole, spec, device);
-    if (!stage) return std::unexpected(stage.error());
-    deployed.stages.push_back(std::move(*stage));
-    return deployed;
-  }
-  auto planned = llm::PlanDeployment(*spec.model, degrees, device);
-  if (!planned) {
-    why = planned.error().message;
-    return std::nullopt;
-  }
-  deployed.deployment = std::move(*planned);
-  for (int64_t s = 0; s < deployed.deployment.pp; ++s) {
-    auto graph = import::hf::BuildStepGraph(*spec.model, recipe, deployed.deployment.Shard(s));
-    if (!graph) {
-      why = "a device's share does not fit the recipe (" + graph.error().message + ")";
-      return std::nullopt;
-    }
-    auto stage = CompileStage(std::move(*graph), spec, device);
-    if (!stage) return std::unexpected(stage.error());
-    deployed.stages.push_back(std::move(*stage));
-  }
-  return deployed;
-}
 
 std::string DegreesLabel(const llm::Degrees& g) {
   return "tp " + std::to_string(g.tp) + ", ep " + std::to_string(g.ep) + ", pp " +
          std::to_string(g.pp);
 }
 
-}  // namespace
+// The sweep of one grid whose options CheckGrid has passed.
+class Sweeper {
+ public:
+  Sweeper(const SweepSpec& spec, const Progress& progress) : spec_(spec), progress_(progress) {}
 
-Result<report::SweepReport> RunSweep(const SweepSpec& spec, const Progress& progress) {
-  report::SweepReport rep;
-  rep.model = spec.model_name;
-  rep.phase = spec.phase == llm::Phase::kPrefill ? "prefill" : "decode";
-  for (const device::Device& d : spec.devices) rep.devices.push_back(d.name);
-  const std::vector<int64_t> one{1};
-  const std::vector<int64_t>& tps = spec.tps.empty() ? one : spec.tps;
-  const std::vector<int64_t>& eps = spec.eps.empty() ? one : spec.eps;
-  const std::vector<int64_t>& pps = spec.pps.empty() ? one : spec.pps;
-  const uint64_t grid = static_cast<uint64_t>(tps.size()) * eps.size() * pps.size();
-  const uint64_t per_deployment = static_cast<uint64_t>(spec.batches.size()) * spec.contexts.size();
-  const uint64_t total = static_cast<uint64_t>(spec.weights.size()) * spec.devices.size() * grid *
-                         per_deployment;
-  // 65,536 rows are ~6 MB: a few huge pages, not 1,400 faults. (Skipped deployments leave
-  // part of it untouched.)
-  ReserveHugePages(rep.rows, total);
-  uint64_t done = 0, reported = 0;
-  auto tick = [&](uint64_t n) {
-    done += n;
-    if (progress && done - reported >= 4096) {
-      reported = done;
-      progress(std::min(done, total), total);
+  Result<SweepResult> Run() {
+    rep_.model = spec_.model->name;
+    rep_.phase = spec_.phase;
+    for (const device::Device& d : spec_.devices) rep_.devices.push_back(d.name);
+    const uint64_t grid = Axis(spec_.tps) * Axis(spec_.eps) * Axis(spec_.pps);
+    per_deployment_ = static_cast<uint64_t>(spec_.batches.size()) * spec_.contexts.size();
+    total_ = static_cast<uint64_t>(spec_.weights.size()) * spec_.devices.size() * grid *
+             per_deployment_;
+    // 65,536 rows are ~6 MB: a few huge pages, not 1,400 faults. (Skipped deployments leave
+    // part of it untouched.)
+    ReserveHugePages(rep_.rows, total_);
+    for (const std::optional<std::string>& weights : spec_.weights) {
+      if (auto ok = RunRecipe(weights); !ok) return std::unexpected(ok.error());
     }
-  };
+    if (rep_.rows.empty() && !rep_.skipped.empty()) {
+      return MakeError("no deployment of the grid can run: " + rep_.skipped.front());
+    }
+    if (progress_) progress_(total_, total_);
+    return std::move(rep_);
+  }
 
-  for (size_t w = 0; w < spec.weights.size(); ++w) {
-    import::hf::RecipeOptions options{spec.weights[w], spec.activations, spec.kv_dtype,
-                                      spec.state_dtype};
-    auto recipe = import::hf::ResolveRecipe(*spec.model, options);
-    if (!recipe) return std::unexpected(recipe.error());
-    auto whole = import::hf::BuildStepGraph(*spec.model, *recipe);
-    if (!whole) return std::unexpected(Wrap(spec.origin, whole.error()));
-    whole->graph.name = spec.model_name;
-    const auto recipe_index = static_cast<uint32_t>(rep.recipes.size());
-    rep.recipes.push_back(recipe->weights_label + "/" + recipe->activations_label + "/" +
-                          std::string(format::FormatName(recipe->kv)));
-    AddUnique(rep.assumptions, whole->graph.assumptions);
+ private:
+  void Tick(uint64_t n) {
+    done_ += n;
+    if (progress_ && done_ - reported_ >= 4096) {
+      reported_ = done_;
+      progress_(std::min(done_, total_), total_);
+    }
+  }
 
-    for (size_t d = 0; d < spec.devices.size(); ++d) {
-      const device::Device& device = spec.devices[d];
+  Result<void> RunRecipe(const std::optional<std::string>& weights) {
+    auto build = llm::BuildModel(*spec_.model, llm::RecipeOptions{weights, spec_.activations,
+                                                                  spec_.kv_dtype,
+                                                                  spec_.state_dtype});
+    if (!build) return std::unexpected(build.error());
+    const llm::RecipeLabels& labels = (*build)->labels;
+    const auto recipe = static_cast<uint32_t>(rep_.recipes.size());
+    rep_.recipes.push_back(labels.weights + "/" + labels.activations + "/" + labels.kv);
+    AddUnique(rep_.assumptions, (*build)->whole->graph.assumptions);
+    const std::vector<int64_t> one{1};
+    for (size_t d = 0; d < spec_.devices.size(); ++d) {
       bool first_of_device = true;
-      for (int64_t tp : tps) {
-        for (int64_t ep : eps) {
-          for (int64_t pp : pps) {
-            llm::Degrees degrees{tp, ep, pp, spec.dp_attention, spec.gpus_per_node,
-                                 spec.micro_batches};
-            std::string why;
-            auto deployed = Deploy(spec, *recipe, *whole, device, degrees, why);
-            if (!deployed) return std::unexpected(deployed.error());
-            if (!*deployed) {
-              rep.skipped.push_back(DegreesLabel(degrees) + " on " + device.name + ", " +
-                                    rep.recipes[recipe_index] + ": " + why);
-              done += per_deployment;
-              continue;
-            }
-            AddUnique(rep.assumptions, (*deployed)->deployment.assumptions);
-            const llm::Deployment& plan = (*deployed)->deployment;
-            const report::SweepDeployment label{plan.tp, plan.ep, plan.pp, plan.dp_attention,
-                                                plan.devices};
-            auto found = std::find(rep.deployments.begin(), rep.deployments.end(), label);
-            const auto deployment_index = static_cast<uint32_t>(found - rep.deployments.begin());
-            if (found == rep.deployments.end()) rep.deployments.push_back(label);
-            // The first point of each device runs the full analysis too: its assumptions go
-            // in the report.
-            if (first_of_device) {
-              first_of_device = false;
-              const llm::Request request =
-                  MakeRequest(spec, spec.batches.front(), spec.contexts.front());
-              if (!(*deployed)->multi) {
-                auto run = llm::RunRequest(*whole, *recipe, device, request);
-                if (!run) return std::unexpected(run.error());
-                AddUnique(rep.assumptions, run->step.ledger.assumptions);
-                AddUnique(rep.assumptions, run->step.analysis.notes);
-              } else {
-                auto run = llm::RunDeployment(*spec.model, *recipe, device, request, plan);
-                if (!run) return std::unexpected(run.error());
-                AddUnique(rep.assumptions, run->run.step.ledger.assumptions);
-                AddUnique(rep.assumptions, run->run.step.analysis.notes);
-              }
-            }
-            GridRunner runner(spec, *recipe, *whole, device, **deployed, rep);
-            if (auto ok = runner.Run(static_cast<uint32_t>(d), recipe_index, deployment_index, tick);
-                !ok) {
-              return std::unexpected(ok.error());
-            }
+      for (int64_t tp : spec_.tps.empty() ? one : spec_.tps) {
+        for (int64_t ep : spec_.eps.empty() ? one : spec_.eps) {
+          for (int64_t pp : spec_.pps.empty() ? one : spec_.pps) {
+            const llm::Degrees degrees{tp, ep, pp, spec_.dp_attention, spec_.gpus_per_node,
+                                       spec_.micro_batches};
+            auto ok = RunDeployment(*build, degrees, d, recipe, first_of_device);
+            if (!ok) return ok;
           }
         }
       }
     }
+    return {};
   }
-  if (rep.rows.empty() && !rep.skipped.empty()) {
-    return MakeError("no deployment of the grid can run: " + rep.skipped.front());
+
+  // The rows of one deployment on device d, or its entry in `skipped`. The first deployment
+  // that runs on each device also runs the full analysis of its first point: its ledger's and
+  // roofline's assumptions go in the result.
+  Result<void> RunDeployment(const std::shared_ptr<const llm::ModelBuild>& build,
+                             const llm::Degrees& degrees, size_t d, uint32_t recipe,
+                             bool& first_of_device) {
+    const device::Device& device = spec_.devices[d];
+    std::string why;
+    auto serving = llm::Serving::Deploy(build, degrees, device, why);
+    if (!serving) return std::unexpected(serving.error());
+    if (!*serving) {
+      rep_.skipped.push_back(DegreesLabel(degrees) + " on " + device.name + ", " +
+                             rep_.recipes[recipe] + ": " + why);
+      done_ += per_deployment_;
+      return {};
+    }
+    const llm::Deployment& plan = (*serving)->deployment();
+    AddUnique(rep_.assumptions, plan.assumptions);
+    const SweepDeployment label{plan.tp, plan.ep, plan.pp, plan.dp_attention, plan.devices};
+    auto found = std::find(rep_.deployments.begin(), rep_.deployments.end(), label);
+    const auto deployment = static_cast<uint32_t>(found - rep_.deployments.begin());
+    if (found == rep_.deployments.end()) rep_.deployments.push_back(label);
+    if (first_of_device) {
+      first_of_device = false;
+      auto e = llm::Evaluate(**serving,
+                             PointWorkload(spec_, spec_.batches.front(), spec_.contexts.front()));
+      if (!e) return std::unexpected(e.error());
+      AddUnique(rep_.assumptions, e->step.ledger.assumptions);
+      AddUnique(rep_.assumptions, e->step.analysis.notes);
+    }
+    GridRunner runner(spec_, **serving, rep_);
+    return runner.Run(static_cast<uint32_t>(d), recipe, deployment,
+                      [this](uint64_t n) { Tick(n); });
   }
-  if (progress) progress(total, total);
-  return rep;
+
+  const SweepSpec& spec_;
+  const Progress& progress_;
+  SweepResult rep_;
+  uint64_t per_deployment_ = 0, total_ = 0, done_ = 0, reported_ = 0;
+};
+
+}  // namespace
+
+Result<SweepResult> RunSweep(const SweepSpec& spec, const Progress& progress) {
+  if (auto ok = CheckGrid(spec, spec.devices.size()); !ok) return std::unexpected(ok.error());
+  return Sweeper(spec, progress).Run();
+}
+
+Result<SweepResult> RunSweep(const SweepRequest& request, const Progress& progress) {
+  if (auto ok = CheckGrid(request, request.devices.size()); !ok) {
+    return std::unexpected(ok.error());
+  }
+  SweepSpec spec;
+  static_cast<Grid&>(spec) = request;
+  for (const std::string& name : request.devices) {
+    auto d = device::ResolveDevice(name);
+    if (!d) return std::unexpected(d.error());
+    spec.devices.push_back(std::move(*d));
+  }
+  auto model = llm::OpenModel(request.model);
+  if (!model) return std::unexpected(model.error());
+  spec.model = &*model;
+  return Sweeper(spec, progress).Run();
 }
 
 }  // namespace opscope::sweep

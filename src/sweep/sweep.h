@@ -1,9 +1,14 @@
 // `opscope sweep llm`: one LLM over the grid recipe × device × deployment (tp × ep × pp) ×
-// batch × context, each point the figures `opscope llm` prints for it — from step plans
-// compiled once per recipe, device and deployment (one per pipeline stage; step_plan.h), or
-// the full analysis where a plan gives a point up or --gen-len asks for whole requests.
-// Deployments the model or device cannot take (heads not divisible by tp, ...) are skipped
-// and listed in the report with the reason; a grid with none that can run is an error.
+// batch × context, each point the figures `opscope llm` prints for it. The serving model is
+// llm's: per recipe a llm::ModelBuild, per device and deployment a llm::Serving (the stages'
+// step graphs, built once), and each point's figures are llm::ServingFigures of its stage times
+// — from step plans compiled once per stage (step_plan.h), or the full analysis
+// (llm::Evaluate) where a plan gives a point up or --gen-len asks for whole requests.
+// Deployments the model or device cannot take (heads not divisible by tp, ...) are skipped and
+// listed in the result with the reason; a grid with none that can run is an error.
+//
+// The result is plain data: one row per point, in grid order (context fastest); report/
+// renders it.
 #pragma once
 
 #include <cstdint>
@@ -13,21 +18,59 @@
 #include <vector>
 
 #include "device/device.h"
-#include "import/hf_config/model_spec.h"
-#include "llm/llm.h"
-#include "report/sweep_report.h"
+#include "llm/model.h"
+#include "llm/serving.h"
 #include "support/error.h"
 
 namespace opscope::sweep {
 
-struct SweepSpec {
-  std::string model_name;           // what the report calls the model
-  std::string origin;               // the config's file or preset, for errors
-  const import::hf::ModelSpec* model = nullptr;
+// ---- The result ----------------------------------------------------------------------------
+
+// The parallel degrees of one deployment (all 1: one device).
+struct SweepDeployment {
+  int64_t tp = 1, ep = 1, pp = 1, dp_attention = 1;
+  int64_t devices = 1;
+
+  bool operator==(const SweepDeployment&) const = default;
+};
+
+struct SweepRow {
+  uint32_t device = 0;      // index into SweepResult::devices
+  uint32_t recipe = 0;      // index into SweepResult::recipes
+  uint32_t deployment = 0;  // index into SweepResult::deployments
+  int64_t batch = 0;
+  int64_t context = 0;  // decode: cached tokens per sequence; prefill: prompt tokens
+  double step_time_s = 0;
+  double tokens_per_s = 0;
+  std::optional<double> tpot_s;  // decode: the step time, or the request's mean with --gen-len
+  std::optional<double> ttft_s;  // prefill: the step time; decode with --gen-len: the prefill
+  bool compute_bound = false;    // the step's time is mostly in compute-bound nodes
+  uint64_t max_batch = 0;        // a deployment's: per its busiest device's memory
+  bool fits = false;
+};
+
+struct SweepResult {
+  std::string model;
+  llm::Phase phase = llm::Phase::kDecode;
+  std::vector<std::string> devices;  // ids
+  std::vector<std::string> recipes;  // "weights/activations/kv"
+  std::vector<SweepDeployment> deployments;
+  std::vector<SweepRow> rows;
+  // Deployments of the grid the model or device cannot take (heads not divisible by tp, ...):
+  // "tp 3, ep 1, pp 1 on h200: option '--tp': ...", in grid order. They have no rows.
+  std::vector<std::string> skipped;
+  std::vector<std::string> assumptions;
+  // How the points were costed (for the summary): compiled plan vs full analysis.
+  uint64_t points_by_plan = 0, points_by_full_analysis = 0;
+};
+
+// ---- What to sweep ------------------------------------------------------------------------
+
+// The grid's axes and the options every point shares (as `opscope llm` takes them).
+struct Grid {
   llm::Phase phase = llm::Phase::kDecode;
   std::vector<int64_t> batches;
   std::vector<int64_t> contexts;    // decode: cached tokens; prefill: prompt tokens
-  std::vector<device::Device> devices;
   std::vector<std::optional<std::string>> weights;  // nullopt: the config's own
   std::optional<std::string> activations, kv_dtype, state_dtype;
   double mem_util = 0.9;
@@ -40,9 +83,26 @@ struct SweepSpec {
   unsigned threads = 0;
 };
 
+// A grid over an opened model and resolved devices.
+struct SweepSpec : Grid {
+  const llm::Model* model = nullptr;  // must outlive the sweep
+  std::vector<device::Device> devices;
+};
+
+// A grid by name, as the CLI and the Python package take it.
+struct SweepRequest : Grid {
+  std::string model;                 // a preset name or a config.json path (llm::OpenModel)
+  std::vector<std::string> devices;  // device ids or device .json files
+};
+
+// At most this many points a sweep.
+inline constexpr uint64_t kMaxPoints = uint64_t{1} << 26;
+
 // Called now and then with the points done and the total.
 using Progress = std::function<void(uint64_t done, uint64_t total)>;
 
-Result<report::SweepReport> RunSweep(const SweepSpec& spec, const Progress& progress = {});
+// Both check the grid first (every option in range, naming it; at most kMaxPoints points).
+Result<SweepResult> RunSweep(const SweepSpec& spec, const Progress& progress = {});
+Result<SweepResult> RunSweep(const SweepRequest& request, const Progress& progress = {});
 
 }  // namespace opscope::sweep

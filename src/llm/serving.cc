@@ -1,0 +1,348 @@
+// The serving model: builds, the one figures function, the full analysis (see serving.h).
+#include "llm/serving.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "import/hf_config/step_graph.h"
+#include "support/checked_math.h"
+#include "support/human_units.h"
+
+namespace opscope::llm {
+namespace {
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+std::string WithCommas(uint64_t v) {
+  const std::string digits = std::to_string(v);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::unexpected<Error> Positive(std::string_view option, int64_t value) {
+  return MakeError("option '" + std::string(option) + "': must be positive, got " + Str(value));
+}
+
+}  // namespace
+
+Result<void> CheckWorkload(const Workload& w) {
+  if (w.batch <= 0) return Positive("--batch", w.batch);
+  if (w.context <= 0) return Positive("--context", w.context);
+  if (w.prompt && *w.prompt <= 0) return Positive("--prompt", *w.prompt);
+  if (w.gen_len && *w.gen_len <= 0) return Positive("--gen-len", *w.gen_len);
+  if (!(w.mem_util > 0 && w.mem_util <= 1)) {
+    return MakeError("option '--mem-util': must be in (0, 1], got " + std::to_string(w.mem_util));
+  }
+  if (w.phase == Phase::kPrefill) {
+    // A prefill step's token rows n = batch · prompt must be a number.
+    auto n = CheckedMul(static_cast<uint64_t>(w.batch), static_cast<uint64_t>(w.Prompt()));
+    if (!n || *n > static_cast<uint64_t>(INT64_MAX)) {
+      return MakeError(std::string("options '--batch' and '") + (w.prompt ? "--prompt" : "--context") +
+                       "': " + Str(w.batch) + " x " + Str(w.Prompt()) + " tokens overflow 64 bits");
+    }
+  }
+  return {};
+}
+
+Result<std::shared_ptr<const ModelBuild>> BuildModel(Model model, const RecipeOptions& options) {
+  auto recipe = import::hf::ResolveRecipe(model.spec, options);
+  if (!recipe) return std::unexpected(recipe.error());  // names the option or the file
+  auto whole = import::hf::BuildStepGraph(model.spec, *recipe);
+  if (!whole) return std::unexpected(Wrap(model.origin, whole.error()));
+  whole->graph.name = model.name;
+  auto figures = ComputeModelFigures(*whole);
+  if (!figures) return std::unexpected(figures.error());
+  auto build = std::make_shared<ModelBuild>();
+  build->labels = {recipe->weights_label, recipe->activations_label,
+                   std::string(format::FormatName(recipe->kv)),
+                   std::string(format::FormatName(recipe->state))};
+  build->kv_windows = KvWindows(*whole);
+  build->figures = *figures;
+  build->whole = std::make_shared<const StepGraph>(std::move(*whole));
+  build->recipe = std::move(*recipe);
+  build->model = std::move(model);
+  return build;
+}
+
+// ---- Serving ------------------------------------------------------------------------------
+
+Result<std::optional<Serving>> Serving::Make(std::shared_ptr<const ModelBuild> build,
+                                             Deployment deployment,
+                                             const device::Device& device,
+                                             std::optional<Error>& unfit) {
+  Serving s;
+  if (deployment.one_device()) {
+    s.stages_.push_back({build->whole, build->figures, build->kv_windows});
+  } else {
+    const Model& m = build->model;
+    for (int64_t k = 0; k < deployment.pp; ++k) {
+      auto graph = import::hf::BuildStepGraph(m.spec, build->recipe, deployment.Shard(k));
+      if (!graph) {
+        // The whole model built: what fails is a device's share (a split row that no longer
+        // fits the recipe's block).
+        unfit = graph.error();
+        return std::nullopt;
+      }
+      graph->graph.name = m.origin + " (stage " + Str(k) + ")";
+      auto figures = ComputeModelFigures(*graph);
+      if (!figures) return std::unexpected(figures.error());
+      std::vector<KvWindow> windows = KvWindows(*graph);
+      s.stages_.push_back({std::make_shared<const StepGraph>(std::move(*graph)), *figures,
+                           std::move(windows)});
+    }
+  }
+  for (const Stage& stage : s.stages_) {
+    s.stage_steps_.push_back(stage.step.get());
+    ModelFigures& l = s.largest_share_;
+    l.weight_bytes = std::max(l.weight_bytes, stage.figures.weight_bytes);
+    l.kv_bytes_per_token = std::max(l.kv_bytes_per_token, stage.figures.kv_bytes_per_token);
+    l.state_bytes_per_seq = std::max(l.state_bytes_per_seq, stage.figures.state_bytes_per_seq);
+  }
+  s.build_ = std::move(build);
+  s.deployment_ = std::move(deployment);
+  s.device_ = device;
+  return s;
+}
+
+Result<Serving> Serving::Build(std::shared_ptr<const ModelBuild> build, Deployment deployment,
+                               const device::Device& device) {
+  std::optional<Error> unfit;
+  const std::string origin = build->model.origin;
+  const char* option = deployment.tp > 1 ? "--tp" : "--ep";
+  auto s = Make(std::move(build), std::move(deployment), device, unfit);
+  if (!s) return std::unexpected(s.error());
+  if (!*s) {
+    return MakeError("option '" + std::string(option) +
+                     "': a device's share does not fit the recipe (" + origin + ": " +
+                     unfit->message + ")");
+  }
+  return std::move(**s);
+}
+
+Result<std::optional<Serving>> Serving::Deploy(std::shared_ptr<const ModelBuild> build,
+                                               const Degrees& degrees,
+                                               const device::Device& device, std::string& why) {
+  Deployment deployment = Deployment::OneDevice(build->model.spec.num_layers());
+  if (degrees.MultiDevice()) {
+    auto planned = PlanDeployment(build->model.spec, degrees, device);
+    if (!planned) {
+      why = planned.error().message;
+      return std::nullopt;
+    }
+    deployment = std::move(*planned);
+  }
+  std::optional<Error> unfit;
+  auto s = Make(std::move(build), std::move(deployment), device, unfit);
+  if (s && !*s) why = "a device's share does not fit the recipe (" + unfit->message + ")";
+  return s;
+}
+
+uint64_t Serving::StageBytesPerSeq(size_t s, int64_t memory_context) const {
+  return BytesPerSeq(stages_[s].figures, stages_[s].kv_windows, memory_context);
+}
+
+Serving::MemoryFit Serving::Fit(int64_t memory_context, double mem_util) const {
+  uint64_t per_device = UINT64_MAX;
+  for (size_t s = 0; s < stages_.size(); ++s) {
+    per_device = std::min(per_device, MaxBatch(stages_[s].figures,
+                                               StageBytesPerSeq(s, memory_context),
+                                               device_.memory_bytes, mem_util));
+  }
+  return {per_device * static_cast<uint64_t>(deployment_.dp_attention),
+          KvWindowBytesPerSeq(build_->kv_windows, memory_context)};
+}
+
+// ---- The figures ---------------------------------------------------------------------------
+
+namespace {
+
+// The per-device figures into `d`: the largest share of any stage's device, the busiest
+// stage's time. (Quotients that are exact without dividing — one stage's bubble, one device's
+// share — skip the division: a sweep computes these for every point.)
+void PerDevice(const Serving& serving, const StageTimes& times, const BatchSplit& split,
+               const Figures& f, DeviceFigures& d) {
+  const ModelFigures& share = serving.largest_share();
+  d.weight_bytes = share.weight_bytes;
+  d.kv_bytes_per_token = share.kv_bytes_per_token;
+  d.state_bytes_per_seq = share.state_bytes_per_seq;
+  double sum_s = 0, max_s = 0;
+  int64_t busiest = 0;
+  for (size_t s = 0; s < times.step_s.size(); ++s) {
+    sum_s += times.step_s[s];
+    if (times.step_s[s] > max_s) {
+      max_s = times.step_s[s];
+      busiest = static_cast<int64_t>(s);
+    }
+  }
+  d.busiest_stage = busiest;
+  d.seqs = static_cast<uint64_t>(split.resident);
+  d.micro_batches = split.micro_count;
+  const auto micro = static_cast<double>(split.micro_count);
+  if (times.comm_s.empty()) {
+    d.comm_time_s.reset();
+  } else {
+    d.comm_time_s = times.comm_s[static_cast<size_t>(busiest)] * micro;
+  }
+  if (times.floor_s.empty()) {
+    d.step_floor_s.reset();
+  } else {
+    d.step_floor_s = PipelineStepTime(times.floor_s, split.micro_count);
+  }
+  const int64_t devices = serving.deployment().devices;
+  d.tokens_per_s = devices == 1 ? f.tokens_per_s : f.tokens_per_s / static_cast<double>(devices);
+  // bubble = (Σ t − max t) / step: 0 for one stage.
+  d.bubble = f.step_time_s > 0 && sum_s != max_s ? (sum_s - max_s) / f.step_time_s : 0;
+}
+
+}  // namespace
+
+void ServingFigures(const Serving& serving, const Workload& w, const StageTimes& times, Figures& f,
+                    const Serving::MemoryFit* fit) {
+  const BatchSplit split = serving.deployment().Split(w.batch);
+  const bool prefill = w.phase == Phase::kPrefill;
+  f.phase = w.phase;
+  f.model = serving.build().figures;
+  f.step_time_s = PipelineStepTime(times.step_s, split.micro_count);
+  const double tokens = prefill ? static_cast<double>(w.batch) * static_cast<double>(w.Prompt())
+                                : static_cast<double>(w.batch);
+  f.tokens_per_s = f.step_time_s > 0 ? tokens / f.step_time_s : 0;
+  f.ttft_s.reset();
+  f.e2e_s.reset();
+  f.tpot_s.reset();
+  if (prefill) f.ttft_s = f.step_time_s;
+  if (w.gen_len) {
+    const double ttft_s =
+        prefill ? f.step_time_s : PipelineStepTime(times.prefill_step_s, split.micro_count);
+    const double decode_s = times.decode_sum_s.value_or(0);
+    f.ttft_s = ttft_s;
+    f.e2e_s = ttft_s + decode_s;
+    f.tpot_s = *w.gen_len > 0 ? decode_s / static_cast<double>(*w.gen_len) : 0.0;
+  }
+  const Serving::MemoryFit memory = fit ? *fit : serving.Fit(w.MemoryContext(), w.mem_util);
+  f.kv_window_bytes_per_seq = memory.kv_window_bytes_per_seq;
+  f.max_batch = memory.max_batch;
+  f.fits = static_cast<uint64_t>(w.batch) <= f.max_batch;
+  PerDevice(serving, times, split, f, f.per_device);
+}
+
+// ---- The full analysis ---------------------------------------------------------------------
+
+namespace {
+
+// What the figures assume beyond the ledger: the deployment's layout, the request, the
+// pipeline, the attention replicas, and what memory holds.
+std::vector<std::string> Assumptions(const Serving& serving, const Workload& w,
+                                     const BatchSplit& split, const Figures& f) {
+  const Deployment& d = serving.deployment();
+  const device::Device& device = serving.device();
+  const int64_t prompt = w.Prompt(), memory_context = w.MemoryContext();
+  const auto percent = static_cast<int64_t>(std::lround(w.mem_util * 100));
+  std::vector<std::string> out = d.assumptions;
+  if (w.gen_len) {
+    const int64_t gen = *w.gen_len;
+    out.push_back("request: prefill of " + Str(prompt) + " tokens, then " + Str(gen) +
+                  " decode steps at contexts " + Str(prompt) + ".." + Str(prompt + gen - 1) +
+                  (d.one_device() ? "" : ", each a step of the deployment") +
+                  "; tpot_s = decode time / " + Str(gen));
+  }
+  if (d.one_device()) {
+    out.push_back("memory: weights (" + HumanBytes(static_cast<double>(f.model.weight_bytes)) +
+                  ") + KV and state of " + WithCommas(static_cast<uint64_t>(memory_context)) +
+                  " tokens per sequence (" +
+                  HumanBytes(static_cast<double>(serving.StageBytesPerSeq(0, memory_context))) +
+                  ") within " + Str(percent) + "% of " + HumanBytes(device.memory_bytes));
+    return out;
+  }
+  if (d.pp > 1) {
+    out.push_back("pipeline: " + Str(split.micro_count) + " micro-batches of " +
+                  Str(split.micro_seqs) +
+                  " sequences; step = Σ stage times + (micro-batches − 1) × the slowest stage; "
+                  "layers split as evenly as possible, earlier stages taking the remainder");
+  }
+  if (d.dp_attention > 1) {
+    out.push_back("attention data-parallel: each of " + Str(d.dp_attention) + " replicas runs " +
+                  Str(split.seqs) + " of each micro-batch's " + Str(split.micro_seqs) +
+                  " sequences (the busiest replica's share)");
+  }
+  const auto busiest = static_cast<size_t>(f.per_device.busiest_stage);
+  out.push_back("memory per device: weights (" +
+                HumanBytes(static_cast<double>(serving.stage_figures(busiest).weight_bytes)) +
+                " on the busiest device) + KV and state of " + Str(memory_context) +
+                " tokens for " + Str(split.resident) + " sequences within " + Str(percent) +
+                "% of " + HumanBytes(device.memory_bytes));
+  return out;
+}
+
+// The whole request's prefill (decode workloads) and Σ of its decode steps into `times`.
+Result<void> TimeRequest(const Serving& serving, const Workload& w, const BatchSplit& split,
+                         std::vector<double>& prefill_s, StageTimes& times) {
+  const int64_t prompt = w.Prompt(), gen = *w.gen_len;
+  if (w.phase == Phase::kDecode) {
+    for (const StepGraph* g : serving.stages()) {
+      auto p = AnalyzeStep(*g, PrefillBindings(split.seqs, prompt), serving.device());
+      if (!p) return std::unexpected(p.error());
+      prefill_s.push_back(p->analysis.totals.time_s);
+    }
+    times.prefill_step_s = prefill_s;
+  }
+  auto decode = serving.deployment().one_device()
+                    ? SumDecodeSteps(serving.stage(0), serving.device(), split.seqs, prompt, gen)
+                    : SumPipelineDecodeSteps(serving.stages(), serving.device(), split.seqs,
+                                             split.micro_count, prompt, gen);
+  if (!decode) return std::unexpected(decode.error());
+  times.decode_sum_s = *decode;
+  return {};
+}
+
+}  // namespace
+
+Result<Evaluation> Evaluate(const Serving& serving, const Workload& w) {
+  const BatchSplit split = serving.deployment().Split(w.batch);
+  const cost::Workload bindings = w.phase == Phase::kPrefill
+                                      ? PrefillBindings(split.seqs, w.Prompt())
+                                      : DecodeBindings(split.seqs, w.context);
+  std::vector<StepResult> steps;
+  std::vector<double> step_s, floor_s, comm_s, prefill_s;
+  for (const StepGraph* g : serving.stages()) {
+    auto r = AnalyzeStep(*g, bindings, serving.device());
+    if (!r) return std::unexpected(r.error());
+    step_s.push_back(r->analysis.totals.time_s);
+    floor_s.push_back(r->analysis.totals.fused_floor_s);
+    comm_s.push_back(r->analysis.totals.comm_s);
+    steps.push_back(std::move(*r));
+  }
+  StageTimes times{step_s, floor_s, comm_s, {}, std::nullopt};
+  if (w.gen_len) {
+    if (auto ok = TimeRequest(serving, w, split, prefill_s, times); !ok) {
+      return std::unexpected(ok.error());
+    }
+  }
+  Evaluation e;
+  e.figures = ServingFigures(serving, w, times);
+  e.assumptions = Assumptions(serving, w, split, e.figures);
+  e.step = std::move(steps[static_cast<size_t>(e.figures.per_device.busiest_stage)]);
+  return e;
+}
+
+Result<LlmRun> RunLlm(const Request& request) {
+  if (auto ok = CheckWorkload(request.workload); !ok) return std::unexpected(ok.error());
+  auto model = OpenModel(request.model);
+  if (!model) return std::unexpected(model.error());
+  auto device = device::ResolveDevice(request.device);
+  if (!device) return std::unexpected(device.error());
+  auto build = BuildModel(std::move(*model), request.recipe);
+  if (!build) return std::unexpected(build.error());
+  auto deployment = PlanDeployment((*build)->model.spec, request.degrees, *device);
+  if (!deployment) return std::unexpected(deployment.error());
+  auto serving = Serving::Build(std::move(*build), std::move(*deployment), *device);
+  if (!serving) return std::unexpected(serving.error());
+  auto evaluation = Evaluate(*serving, request.workload);
+  if (!evaluation) return std::unexpected(evaluation.error());
+  return LlmRun{std::move(*serving), std::move(*evaluation)};
+}
+
+}  // namespace opscope::llm
