@@ -29,6 +29,7 @@ bool IsMmaFamily(OpFamily f) {
     case OpFamily::kEinsum:
     case OpFamily::kPagedAttention:
     case OpFamily::kAttention:
+    case OpFamily::kIndexer:
       return true;
     default:
       return false;

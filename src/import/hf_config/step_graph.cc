@@ -33,6 +33,8 @@ uint64_t BytesWithoutTensorScale(Format f, std::initializer_list<int64_t> dims) 
   return *b >= tensor_bytes ? *b - tensor_bytes : 0;
 }
 
+bool IsGated(Activation a) { return a == Activation::kSiluGated || a == Activation::kGeluGated; }
+
 // a + b in one allocation (names are built by the thousand; temporaries dominate otherwise).
 std::string Cat(std::string_view a, std::string_view b) {
   const size_t size = a.size() + b.size();
@@ -93,10 +95,7 @@ class Builder {
     for (int64_t i = shard_.first_layer; i < end_layer; ++i) {
       const size_t begin = g_.nodes.size();
       signature_.clear();
-      const LayerSpec& l = spec_.layers[i];
-      signature_.push_back(static_cast<uint8_t>(l.mixer));
-      signature_.push_back(static_cast<uint8_t>(l.ffn));
-      for (int s = 0; s < 64; s += 8) signature_.push_back(static_cast<uint8_t>(l.window >> s));
+      AppendSignature(spec_.layers[i]);
       h = Layer(i, h);
       if (error_) return std::unexpected(*error_);
       const size_t count = g_.nodes.size() - begin;
@@ -127,14 +126,18 @@ class Builder {
             ? table_
             : Weight("lm_head.weight", {C(spec_.vocab), hidden_},
                      {WeightRole::kLmHead, -1, spec_.hidden});
+    std::vector<TensorId> head_ins{head_in, head_w};
+    if (spec_.lm_head_bias) {
+      head_ins.push_back(Weight("lm_head.bias", {C(spec_.vocab)}, {WeightRole::kVector, -1, spec_.vocab}));
+    }
     if (shard_.tp == 1) {
       const TensorId logits =
           Tensor("logits", {seqs_, C(spec_.vocab)}, recipe_.compute, Role::kOutput);
-      Node("lm_head", OpKind::kLmHead, {head_in, head_w}, {logits});
+      Node("lm_head", OpKind::kLmHead, std::move(head_ins), {logits});
     } else {
       // Vocab-parallel LM head: each device's slice of the logits, gathered.
       const TensorId part = Act("lm_head.out", {seqs_, C(spec_.vocab)});
-      Node("lm_head", OpKind::kLmHead, {head_in, head_w}, {part});
+      Node("lm_head", OpKind::kLmHead, std::move(head_ins), {part});
       const TensorId logits = Tensor("logits", {seqs_, C(spec_.vocab * shard_.tp)},
                                      recipe_.compute, Role::kOutput);
       Node("lm_head.all_gather", OpKind::kAllGather, {part}, {logits},
@@ -146,6 +149,22 @@ class Builder {
 
  private:
   Expr C(int64_t v) const { return Expr::Constant(v); }
+
+  // What makes two layers cost twins: every field of their LayerSpec (and, as the layer is
+  // built, the format of every weight).
+  void AppendSignature(const LayerSpec& l) {
+    auto put = [&](int64_t v) {
+      for (int s = 0; s < 64; s += 8) signature_.push_back(static_cast<uint8_t>(v >> s));
+    };
+    signature_.push_back(static_cast<uint8_t>(l.mixer));
+    signature_.push_back(static_cast<uint8_t>(l.ffn));
+    signature_.push_back(static_cast<uint8_t>(l.parallel));
+    signature_.push_back(static_cast<uint8_t>(l.rope | (l.sparse << 1) | (l.indexer_shared << 2) |
+                                              (l.kv_shared << 3) | (l.hash_routed << 4)));
+    for (int64_t v : {l.window, l.chunk, l.compress, l.heads, l.kv_heads, l.head_dim, l.ffn_width}) {
+      put(v);
+    }
+  }
 
   // The sum of the tensor-parallel devices' partial results (row-parallel outputs).
   TensorId TpAllReduce(std::string name, TensorId partial) {
@@ -207,14 +226,33 @@ class Builder {
     n.attrs = std::move(attrs);
   }
 
-  // RMSNorm over the last dim with a weight of `width`, written in `out_format` (the
-  // matrix-input format when a matrix op reads it).
+  // The model's norm over the last dim with a weight of `width` (RMSNorm, or LayerNorm with or
+  // without a bias: families.h NormKind), written in `out_format` (the matrix-input format when
+  // a matrix op reads it).
   TensorId Norm(std::string name, TensorId x, int64_t width, Format out_format,
                 int64_t layer = -1) {
-    const TensorId w = Weight(Cat(name, ".weight"), {C(width)}, {WeightRole::kNorm, layer, width});
+    return NormOf(spec_.norm, std::move(name), x, width, out_format, layer);
+  }
+
+  TensorId NormOf(NormKind kind, std::string name, TensorId x, int64_t width, Format out_format,
+                  int64_t layer) {
+    std::vector<TensorId> ins{x, Weight(Cat(name, ".weight"), {C(width)},
+                                        {WeightRole::kNorm, layer, width})};
+    if (kind == NormKind::kLayerNorm) {
+      ins.push_back(Weight(Cat(name, ".bias"), {C(width)}, {WeightRole::kNorm, layer, width}));
+    }
     Shape shape = g_.tensors[x].shape;
     const TensorId y = Act(Cat(name, ".out"), std::move(shape), out_format);
-    Node(std::move(name), OpKind::kRMSNorm, {x, w}, {y});
+    Node(std::move(name), kind == NormKind::kRms ? OpKind::kRMSNorm : OpKind::kLayerNorm,
+         std::move(ins), {y});
+    return y;
+  }
+
+  // A norm with no weight (Llama-4's L2 norm of q and k).
+  TensorId WeightlessNorm(std::string name, TensorId x, Format out_format) {
+    Shape shape = g_.tensors[x].shape;
+    const TensorId y = Act(Cat(name, ".out"), std::move(shape), out_format);
+    Node(std::move(name), OpKind::kRMSNorm, {x}, {y}, {}, "L2Norm");
     return y;
   }
 
@@ -230,34 +268,42 @@ class Builder {
     return y;
   }
 
+  // One layer: its mixer(s) and MLP with the norms and residuals of the model's layout
+  // (families.h NormLayout): pre-norm, Gemma's sandwich, OLMo-2's post-norm, Cohere's
+  // parallel block.
   TensorId Layer(int64_t i, TensorId h) {
     const LayerSpec& l = spec_.layers[i];
     const std::string p = "layers." + std::to_string(i) + ".";
+    const NormLayout layout = spec_.norm_layout;
+    const bool post = layout == NormLayout::kSandwich || layout == NormLayout::kPost;
+    if (layout == NormLayout::kParallel) return ParallelLayer(p, i, h);
     if (l.mixer != Mixer::kNone) {
-      const TensorId x = Norm(Cat(p, "input_norm"), h, spec_.hidden, recipe_.gemm_input, i);
-      TensorId a = x;
-      switch (l.mixer) {
-        case Mixer::kAttention: a = Attention(p, i, x); break;
-        case Mixer::kMla: a = Mla(p, i, x); break;
-        case Mixer::kGatedDeltaNet: a = GatedDeltaNet(p, i, x); break;
-        case Mixer::kMamba2: a = Mamba2(p, i, x); break;
-        case Mixer::kNone: break;
+      const TensorId x = layout == NormLayout::kPost
+                             ? h
+                             : Norm(Cat(p, "input_norm"), h, spec_.hidden, recipe_.gemm_input, i);
+      TensorId a = MixerBlock(p, i, l.mixer, x);
+      if (l.parallel != Mixer::kNone) {
+        // Falcon-H1: a second mixer reads the same normed input; the outputs are summed.
+        const TensorId b = MixerBlock(p, i, l.parallel, x);
+        const TensorId sum = Act(Cat(p, "mixer_sum.out"), {n_, hidden_});
+        Node(Cat(p, "mixer_sum"), OpKind::kAdd, {a, b}, {sum});
+        a = sum;
       }
       a = TpAllReduce(Cat(p, "mixer_all_reduce"), a);
-      if (spec_.sandwich_norms) a = Norm(Cat(p, "post_attention_norm"), a, spec_.hidden, recipe_.compute, i);
+      if (post) a = Norm(Cat(p, "post_attention_norm"), a, spec_.hidden, recipe_.compute, i);
       const TensorId sum = Act(Cat(p, "mixer_residual.out"), {n_, hidden_});
       Node(Cat(p, "mixer_residual"), OpKind::kAdd, {h, a}, {sum});
       h = sum;
     }
     if (l.ffn != Ffn::kNone) {
-      const TensorId x = Norm(Cat(p, "ffn_norm"), h, spec_.hidden, recipe_.gemm_input, i);
-      TensorId f = l.ffn == Ffn::kDense ? Mlp(Cat(p, "mlp."), i, x, spec_.mlp.intermediate,
-                                              spec_.mlp.act, spec_.mlp.bias)
-                                        : Moe(Cat(p, "moe."), i, x);
+      const TensorId x = layout == NormLayout::kPost
+                             ? h
+                             : Norm(Cat(p, "ffn_norm"), h, spec_.hidden, recipe_.gemm_input, i);
+      TensorId f = FfnBlock(p, i, x);
       // Expert parallelism reduces inside Moe(); otherwise the MLP (or the tensor-parallel
       // experts with the shared expert) ends row-parallel.
-      if (l.ffn == Ffn::kDense || shard_.ep == 1) f = TpAllReduce(Cat(p, "ffn_all_reduce"), f);
-      if (spec_.sandwich_norms) f = Norm(Cat(p, "post_ffn_norm"), f, spec_.hidden, recipe_.compute, i);
+      if (l.ffn != Ffn::kMoe || shard_.ep == 1) f = TpAllReduce(Cat(p, "ffn_all_reduce"), f);
+      if (post) f = Norm(Cat(p, "post_ffn_norm"), f, spec_.hidden, recipe_.compute, i);
       const TensorId sum = Act(Cat(p, "ffn_residual.out"), {n_, hidden_});
       Node(Cat(p, "ffn_residual"), OpKind::kAdd, {h, f}, {sum});
       h = sum;
@@ -265,6 +311,54 @@ class Builder {
     return h;
   }
 
+  // Cohere's parallel block: one norm feeds attention and the MLP; h + attention + MLP.
+  TensorId ParallelLayer(const std::string& p, int64_t i, TensorId h) {
+    const LayerSpec& l = spec_.layers[i];
+    const TensorId x = Norm(Cat(p, "input_norm"), h, spec_.hidden, recipe_.gemm_input, i);
+    std::vector<TensorId> terms{h};
+    if (l.mixer != Mixer::kNone) terms.push_back(MixerBlock(p, i, l.mixer, x));
+    if (l.ffn != Ffn::kNone) terms.push_back(FfnBlock(p, i, x));
+    TensorId partial = Act(Cat(p, "parallel_sum.out"), {n_, hidden_});
+    Node(Cat(p, "parallel_sum"), OpKind::kAdd, {terms.begin() + 1, terms.end()}, {partial});
+    partial = TpAllReduce(Cat(p, "parallel_all_reduce"), partial);
+    const TensorId sum = Act(Cat(p, "residual.out"), {n_, hidden_});
+    Node(Cat(p, "residual"), OpKind::kAdd, {h, partial}, {sum});
+    return sum;
+  }
+
+  TensorId MixerBlock(const std::string& p, int64_t i, Mixer kind, TensorId x) {
+    switch (kind) {
+      case Mixer::kAttention: return Attention(p, i, x);
+      case Mixer::kMla: return Mla(p, i, x);
+      case Mixer::kGatedDeltaNet: return GatedDeltaNet(p, i, x);
+      case Mixer::kMamba2: return Mamba2(p, i, x);
+      case Mixer::kMamba1: return Mamba1(p, i, x);
+      case Mixer::kKda: return Kda(p, i, x);
+      case Mixer::kLinear:
+        // DeciLM's replace_with_linear: the attention block is one hidden -> hidden matrix.
+        return Linear(Cat(p, "attn.linear"), x, spec_.hidden, WeightRole::kAttnOut, i, false,
+                      recipe_.compute);
+      case Mixer::kNone: break;
+    }
+    return x;
+  }
+
+  TensorId FfnBlock(const std::string& p, int64_t i, TensorId x) {
+    const LayerSpec& l = spec_.layers[i];
+    switch (l.ffn) {
+      case Ffn::kDense:
+        return Mlp(Cat(p, "mlp."), i, x, l.ffn_width > 0 ? l.ffn_width : spec_.mlp.intermediate,
+                   spec_.mlp.act, spec_.mlp.bias);
+      case Ffn::kMoe: return Moe(Cat(p, "moe."), i, x);
+      case Ffn::kLinear:
+        return Linear(Cat(p, "mlp.linear"), x, spec_.hidden, WeightRole::kFfnDown, i, false,
+                      recipe_.compute);
+      case Ffn::kNone: break;
+    }
+    return x;
+  }
+
+  // The cache length of a windowed (W) or chunked layer: min(ctx, W), built once per W.
   Expr CacheLength(int64_t window) {
     if (window == 0) return ctx_;
     for (const auto& [w, e] : window_lengths_) {
@@ -274,31 +368,55 @@ class Builder {
     return window_lengths_.back().second;
   }
 
-  // Standard (GQA, sliding-window, gated, with sinks) attention; returns [n, hidden].
+  // The q (and k) norm of a layer: per head over head_dim, over the whole projection
+  // (OLMo-2, MiniMax-M2), or a weightless L2 norm (Llama-4).
+  TensorId QkNorm(std::string name, TensorId x, int64_t head_dim, int64_t i) {
+    const AttentionSpec& a = spec_.attn;
+    if (a.qk_norm_weightless) return WeightlessNorm(std::move(name), x, recipe_.compute);
+    const int64_t width = a.qk_norm_full ? g_.tensors[x].shape.back().constant() : head_dim;
+    return Norm(std::move(name), x, width, recipe_.compute, i);
+  }
+
+  // Standard (GQA, sliding-window, chunked, gated, with sinks) attention; returns [n, hidden].
+  // Per-layer heads and head_dim override the model's (DeciLM blocks, Gemma-4 global layers);
+  // a kv-shared layer reads an earlier layer's cache and projects no keys or values.
   TensorId Attention(const std::string& p, int64_t i, TensorId x) {
     const AttentionSpec& a = spec_.attn;
-    const int64_t window = spec_.layers[i].window;
-    const int64_t d = a.head_dim, qo = a.heads * d, kvo = a.kv_heads * d;
+    const LayerSpec& l = spec_.layers[i];
+    const int64_t heads = l.heads > 0 ? l.heads : a.heads;
+    const int64_t kv_heads = l.kv_heads > 0 ? l.kv_heads : a.kv_heads;
+    const int64_t d = l.head_dim > 0 ? l.head_dim : a.head_dim;
+    // A chunked layer keeps at most one chunk: its cache is sized like a window's (the figures'
+    // min(ctx, W)), but its tensor spans ctx so that the rule sees the position in the chunk.
+    const int64_t window = l.window > 0 ? l.window : l.chunk;
+    const int64_t qo = heads * d, kvo = kv_heads * d;
     const int64_t q_rows = a.output_gate ? 2 * qo : qo;
-    TensorId q, k, v, gate = 0;
+    const bool own_kv = !l.kv_shared;
+    const int64_t kv_rows = own_kv ? (a.k_eq_v ? kvo : 2 * kvo) : 0;
+    TensorId q, k = 0, v = 0, gate = 0;
     if (!recipe_.gguf) {
       // One fused QKV projection, as vLLM / TensorRT-LLM run it.
-      const TensorId qkv = Linear(Cat(p, "attn.qkv_proj"), x, q_rows + 2 * kvo, WeightRole::kAttnQkv,
+      const TensorId qkv = Linear(Cat(p, "attn.qkv_proj"), x, q_rows + kv_rows, WeightRole::kAttnQkv,
                                   i, a.qkv_bias, recipe_.compute);
       q = Act(Cat(p, "attn.q"), {n_, C(qo)});
       std::vector<TensorId> parts{q};
       if (a.output_gate) parts.push_back(gate = Act(Cat(p, "attn.gate"), {n_, C(qo)}));
-      k = Act(Cat(p, "attn.k"), {n_, C(kvo)});
-      v = Act(Cat(p, "attn.v"), {n_, C(kvo)});
-      parts.push_back(k);
-      parts.push_back(v);
+      if (own_kv) {
+        k = Act(Cat(p, "attn.k"), {n_, C(kvo)});
+        parts.push_back(k);
+        if (!a.k_eq_v) parts.push_back(v = Act(Cat(p, "attn.v"), {n_, C(kvo)}));
+      }
       Node(Cat(p, "attn.split_qkv"), OpKind::kSplit, {qkv}, std::move(parts),
            {{"layout", std::string("contiguous")}});
     } else {
       // llama.cpp runs q, k and v as three matrices (they may have different types).
       q = Linear(Cat(p, "attn.q_proj"), x, q_rows, WeightRole::kAttnQ, i, a.qkv_bias, recipe_.compute);
-      k = Linear(Cat(p, "attn.k_proj"), x, kvo, WeightRole::kAttnK, i, a.qkv_bias, recipe_.compute);
-      v = Linear(Cat(p, "attn.v_proj"), x, kvo, WeightRole::kAttnV, i, a.qkv_bias, recipe_.compute);
+      if (own_kv) {
+        k = Linear(Cat(p, "attn.k_proj"), x, kvo, WeightRole::kAttnK, i, a.qkv_bias, recipe_.compute);
+        if (!a.k_eq_v) {
+          v = Linear(Cat(p, "attn.v_proj"), x, kvo, WeightRole::kAttnV, i, a.qkv_bias, recipe_.compute);
+        }
+      }
       if (a.output_gate) {
         const TensorId qg = q;
         q = Act(Cat(p, "attn.q"), {n_, C(qo)});
@@ -308,24 +426,39 @@ class Builder {
       }
     }
     if (a.qk_norm) {
-      q = Norm(Cat(p, "attn.q_norm"), q, d, recipe_.compute, i);
-      k = Norm(Cat(p, "attn.k_norm"), k, d, recipe_.compute, i);
+      q = QkNorm(Cat(p, "attn.q_norm"), q, d, i);
+      if (own_kv) k = QkNorm(Cat(p, "attn.k_norm"), k, d, i);
     }
-    if (a.rope) {
-      std::tie(q, k) = Rope(Cat(p, "attn.rope"), q, k);
+    if (a.rope && l.rope) {
+      if (own_kv) {
+        std::tie(q, k) = Rope(Cat(p, "attn.rope"), q, k);
+      } else {
+        const TensorId qr = Act(Cat(p, "attn.rope.q"), g_.tensors[q].shape);
+        Node(Cat(p, "attn.rope"), OpKind::kRoPE, {q}, {qr});
+        q = qr;
+      }
     }
-    const Expr len = CacheLength(window);
-    const TensorId kc = State(Cat(p, "attn.k_cache"), {seqs_, len, C(a.kv_heads), C(d)}, recipe_.kv);
-    const TensorId vc = State(Cat(p, "attn.v_cache"), {seqs_, len, C(a.kv_heads), C(d)}, recipe_.kv);
-    const uint64_t per_token = BytesWithoutTensorScale(recipe_.kv, {1, 1, a.kv_heads, d});
-    out_.kv_caches.push_back({kc, i, window, per_token});
-    out_.kv_caches.push_back({vc, i, window, per_token});
-    std::vector<TensorId> ins{q, kc, vc, k, v};
-    if (a.sinks) ins.push_back(Weight(Cat(p, "attn.sinks"), {C(a.heads)}, {WeightRole::kVector, i, a.heads}));
+    const Expr len = CacheLength(l.window);
+    const bool kv_one = a.k_eq_v;
+    const TensorId kc = State(Cat(p, kv_one ? "attn.kv_cache" : "attn.k_cache"),
+                              {seqs_, len, C(kv_heads), C(d)}, recipe_.kv);
+    const TensorId vc = kv_one ? kc : State(Cat(p, "attn.v_cache"), {seqs_, len, C(kv_heads), C(d)},
+                                            recipe_.kv);
+    const uint64_t per_token = BytesWithoutTensorScale(recipe_.kv, {1, 1, kv_heads, d});
+    std::vector<TensorId> ins{q, kc};
+    if (!kv_one) ins.push_back(vc);
+    if (own_kv) {
+      out_.kv_caches.push_back({kc, i, window, per_token});
+      if (!kv_one) out_.kv_caches.push_back({vc, i, window, per_token});
+      ins.push_back(k);
+      if (!kv_one) ins.push_back(v);
+    }
+    if (a.sinks) ins.push_back(Weight(Cat(p, "attn.sinks"), {C(heads)}, {WeightRole::kVector, i, heads}));
     const Format out_format = a.output_gate ? recipe_.compute : recipe_.gemm_input;
     TensorId o = Act(Cat(p, "attn.attention.out"), {n_, C(qo)}, out_format);
-    Attrs attrs{{"q_heads", a.heads}, {"head_dim", d}};
-    if (window > 0) attrs.emplace_back("window", window);
+    Attrs attrs{{"q_heads", heads}, {"head_dim", d}};
+    if (l.window > 0) attrs.emplace_back("window", l.window);
+    if (l.window == 0 && l.chunk > 0) attrs.emplace_back("chunk", l.chunk);
     Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, std::move(ins), {o}, std::move(attrs));
     if (a.output_gate) {
       const TensorId gated = Act(Cat(p, "attn.output_gate.out"), {n_, C(qo)}, recipe_.gemm_input);
@@ -345,17 +478,46 @@ class Builder {
     return {qr, kr};
   }
 
-  // Multi-head latent attention (DeepSeek-V3): one latent cache row per token.
+  // DeepSeek Sparse Attention's lightning indexer (DeepseekV32 / GlmMoeDsa Indexer): index
+  // queries from the q latent (wq_b), one index key per token (wk, a LayerNorm, RoPE) cached
+  // like the KV cache, per-head weights (weights_proj); the LightningIndexer op scores every
+  // cached token and keeps index_topk. A layer that shares its indexer reuses the indices of
+  // the last layer that ran one.
+  TensorId Indexer(const std::string& p, int64_t i, TensorId x, TensorId q_latent) {
+    const IndexerSpec& s = spec_.indexer;
+    if (spec_.layers[i].indexer_shared && last_indices_) return *last_indices_;
+    const std::string q = Cat(p, "attn.indexer.");
+    const TensorId qi = Linear(Cat(q, "wq_b"), q_latent, s.heads * s.head_dim,
+                               WeightRole::kOtherMatrix, i, false, recipe_.compute);
+    TensorId ki = Linear(Cat(q, "wk"), x, s.head_dim, WeightRole::kOtherMatrix, i, false,
+                         recipe_.compute);
+    ki = NormOf(NormKind::kLayerNorm, Cat(q, "k_norm"), ki, s.head_dim, recipe_.compute, i);
+    const auto [qr, kr] = Rope(Cat(q, "rope"), qi, ki);
+    const TensorId w = Linear(Cat(q, "weights_proj"), x, s.heads, WeightRole::kOtherMatrix, i,
+                              false, Format::kF32);
+    const TensorId cache = State(Cat(q, "k_cache"), {seqs_, ctx_, C(1), C(s.head_dim)}, recipe_.kv);
+    out_.kv_caches.push_back(
+        {cache, i, 0, BytesWithoutTensorScale(recipe_.kv, {1, 1, 1, s.head_dim})});
+    const TensorId indices = Act(Cat(q, "topk.ids"), {n_, C(s.topk)}, Format::kInt32);
+    Node(Cat(q, "score"), OpKind::kLightningIndexer, {qr, w, cache, kr}, {indices},
+         {{"heads", s.heads}, {"head_dim", s.head_dim}, {"topk", s.topk}});
+    last_indices_ = indices;
+    return indices;
+  }
+
+  // Multi-head latent attention (DeepSeek-V3): one latent cache row per token; with DSA
+  // (DeepSeek-V3.2, GLM-5) the attention sees only the index_topk keys the indexer selects.
   TensorId Mla(const std::string& p, int64_t i, TensorId x) {
     const MlaSpec& m = spec_.mla;
     const int64_t heads = spec_.attn.heads;
     const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     const int64_t latent = m.kv_lora_rank + m.qk_rope_head_dim;
-    TensorId q;
+    TensorId q, q_latent = x;
     if (m.q_lora_rank > 0) {
       TensorId qa = Linear(Cat(p, "attn.q_a_proj"), x, m.q_lora_rank, WeightRole::kOtherMatrix, i,
                            spec_.attn.qkv_bias, recipe_.compute);
       qa = Norm(Cat(p, "attn.q_a_norm"), qa, m.q_lora_rank, recipe_.gemm_input, i);
+      q_latent = qa;
       q = Linear(Cat(p, "attn.q_b_proj"), qa, heads * qk, WeightRole::kOtherMatrix, i, false,
                  recipe_.compute);
     } else {
@@ -375,13 +537,18 @@ class Builder {
         Weight(Cat(p, "attn.kv_b_proj.weight"),
                {C(heads * (m.qk_nope_head_dim + m.v_head_dim)), C(m.kv_lora_rank)},
                {WeightRole::kAttnKvB, i, m.kv_lora_rank});
+    std::vector<TensorId> ins{q_r, cache, latent_new, kv_b};
+    Attrs attrs{{"q_heads", heads},
+                {"kv_lora_rank", m.kv_lora_rank},
+                {"qk_rope_head_dim", m.qk_rope_head_dim},
+                {"qk_nope_head_dim", m.qk_nope_head_dim},
+                {"v_head_dim", m.v_head_dim}};
+    if (spec_.layers[i].sparse && spec_.indexer.heads > 0) {
+      ins.push_back(Indexer(p, i, x, q_latent));
+      attrs.emplace_back("topk", spec_.indexer.topk);
+    }
     const TensorId o = Act(Cat(p, "attn.attention.out"), {n_, C(heads * m.v_head_dim)}, recipe_.gemm_input);
-    Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, {q_r, cache, latent_new, kv_b}, {o},
-         {{"q_heads", heads},
-          {"kv_lora_rank", m.kv_lora_rank},
-          {"qk_rope_head_dim", m.qk_rope_head_dim},
-          {"qk_nope_head_dim", m.qk_nope_head_dim},
-          {"v_head_dim", m.v_head_dim}});
+    Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, std::move(ins), {o}, std::move(attrs));
     return Linear(Cat(p, "attn.o_proj"), o, spec_.hidden, WeightRole::kAttnOut, i, spec_.attn.o_bias,
                   recipe_.compute);
   }
@@ -432,7 +599,8 @@ class Builder {
                                                                    s.value_head_dim})});
     const TensorId core = Act(Cat(q, "delta_rule.out"), {n_, C(s.value_dim())});
     Node(Cat(q, "delta_rule"), OpKind::kGdnRecurrence, {conv, state, gates}, {core, state});
-    const TensorId normed = Norm(Cat(q, "norm"), core, s.value_head_dim, recipe_.compute, i);
+    const TensorId normed =
+        NormOf(NormKind::kRms, Cat(q, "norm"), core, s.value_head_dim, recipe_.compute, i);
     const TensorId gated = Act(Cat(q, "norm_gate.out"), {n_, C(s.value_dim())}, recipe_.gemm_input);
     Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, z}, {gated}, {}, "RMSNormGated");
     return Linear(Cat(q, "out_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, false,
@@ -461,28 +629,108 @@ class Builder {
          {conv, state, dt, Vector(Cat(q, "A_log"), i, s.heads), Vector(Cat(q, "D"), i, s.heads),
           Vector(Cat(q, "dt_bias"), i, s.heads)},
          {y, state});
-    const TensorId normed = Norm(Cat(q, "norm"), y, s.inner(), recipe_.compute, i);
+    const TensorId normed = NormOf(NormKind::kRms, Cat(q, "norm"), y, s.inner(), recipe_.compute, i);
     const TensorId gated = Act(Cat(q, "norm_gate.out"), {n_, C(s.inner())}, recipe_.gemm_input);
     Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, z}, {gated}, {}, "RMSNormGated");
     return Linear(Cat(q, "out_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, s.proj_bias,
                   recipe_.compute);
   }
 
-  // The MLP's activation over [rows, 2·width] (gated) or [rows, width] (squared ReLU).
+  // Mamba (selective scan; MambaMixer, JambaMambaMixer): in_proj -> (x, z), causal conv on x,
+  // x_proj -> (dt, B, C) (Jamba: an RMSNorm on each), dt_proj (with bias) -> dt per channel,
+  // the scan with state [seqs, inner, state_size] and A_log [inner, state_size], D, gate by
+  // silu(z), out_proj.
+  TensorId Mamba1(const std::string& p, int64_t i, TensorId x) {
+    const Mamba1Spec& s = spec_.mamba1;
+    const std::string q = Cat(p, "mamba.");
+    const TensorId xz = Linear(Cat(q, "in_proj"), x, 2 * s.inner, WeightRole::kOtherMatrix, i,
+                               s.proj_bias, recipe_.compute);
+    const TensorId xs = Act(Cat(q, "x"), {n_, C(s.inner)});
+    const TensorId z = Act(Cat(q, "z"), {n_, C(s.inner)});
+    Node(Cat(q, "split_in_proj"), OpKind::kSplit, {xz}, {xs, z}, {{"layout", std::string("contiguous")}});
+    const TensorId conv = CausalConv(Cat(q, "conv1d"), i, xs, s.inner, s.conv_kernel, s.conv_bias);
+    const TensorId dbc = Linear(Cat(q, "x_proj"), conv, s.dt_rank + 2 * s.state_size,
+                                WeightRole::kOtherMatrix, i, false, recipe_.compute);
+    TensorId dt = Act(Cat(q, "dt_low_rank"), {n_, C(s.dt_rank)});
+    TensorId b = Act(Cat(q, "B"), {n_, C(s.state_size)});
+    TensorId c = Act(Cat(q, "C"), {n_, C(s.state_size)});
+    Node(Cat(q, "split_x_proj"), OpKind::kSplit, {dbc}, {dt, b, c}, {{"layout", std::string("contiguous")}});
+    if (s.bcdt_norms) {
+      dt = NormOf(NormKind::kRms, Cat(q, "dt_layernorm"), dt, s.dt_rank, recipe_.compute, i);
+      b = NormOf(NormKind::kRms, Cat(q, "b_layernorm"), b, s.state_size, recipe_.compute, i);
+      c = NormOf(NormKind::kRms, Cat(q, "c_layernorm"), c, s.state_size, recipe_.compute, i);
+    }
+    const TensorId delta = Linear(Cat(q, "dt_proj"), dt, s.inner, WeightRole::kOtherMatrix, i, true,
+                                  recipe_.compute);
+    const TensorId state = State(Cat(q, "ssm_state"), {seqs_, C(s.inner), C(s.state_size)}, recipe_.state);
+    out_.states.push_back(
+        {state, i, BytesWithoutTensorScale(recipe_.state, {1, s.inner, s.state_size})});
+    const TensorId a_log = Weight(Cat(q, "A_log"), {C(s.inner), C(s.state_size)},
+                                  {WeightRole::kVector, i, s.state_size});
+    const TensorId y = Act(Cat(q, "ssm.out"), {n_, C(s.inner)});
+    Node(Cat(q, "ssm"), OpKind::kSsmUpdate, {conv, state, delta, b, c, a_log, Vector(Cat(q, "D"), i, s.inner)},
+         {y, state}, {}, "SelectiveScan");
+    const TensorId gated = Act(Cat(q, "gate.out"), {n_, C(s.inner)}, recipe_.gemm_input);
+    Node(Cat(q, "gate"), OpKind::kMul, {y, z}, {gated}, {}, "SiluGate");
+    return Linear(Cat(q, "out_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, s.proj_bias,
+                  recipe_.compute);
+  }
+
+  // Kimi Delta Attention (Kimi-Linear KimiDeltaAttention): q, k, v projections with short
+  // convolutions, a low-rank forget gate (f_a, f_b) and beta (b_proj), the gated delta rule
+  // with per-channel decay over state [seqs, heads, head_dim, head_dim] (KdaRecurrence), a
+  // low-rank output gate (g_a, g_b) into a gated RMSNorm, o_proj.
+  TensorId Kda(const std::string& p, int64_t i, TensorId x) {
+    const KdaSpec& s = spec_.kda;
+    const std::string q = Cat(p, "kda.");
+    const int64_t width = s.heads * s.head_dim;
+    const TensorId qkv = Linear(Cat(q, "qkv_proj"), x, 3 * width, WeightRole::kOtherMatrix, i,
+                                false, recipe_.compute);
+    const TensorId conv = CausalConv(Cat(q, "conv1d"), i, qkv, 3 * width, s.conv_kernel, false);
+    const TensorId f_low = Linear(Cat(q, "f_a_proj"), x, s.head_dim, WeightRole::kOtherMatrix, i,
+                                  false, recipe_.compute);
+    const TensorId decay = Linear(Cat(q, "f_b_proj"), f_low, width, WeightRole::kOtherMatrix, i,
+                                  false, recipe_.compute);
+    const TensorId beta = Linear(Cat(q, "b_proj"), x, s.heads, WeightRole::kOtherMatrix, i, false,
+                                 recipe_.compute);
+    const TensorId gates = Act(Cat(q, "gates.out"), {n_, C(width + s.heads)}, Format::kF32);
+    Node(Cat(q, "gates"), OpKind::kSigmoid,
+         {decay, beta, Vector(Cat(q, "A_log"), i, s.heads), Vector(Cat(q, "dt_bias"), i, width)},
+         {gates}, {}, "KdaGates");
+    const TensorId state = State(Cat(q, "recurrent_state"),
+                                 {seqs_, C(s.heads), C(s.head_dim), C(s.head_dim)}, recipe_.state);
+    out_.states.push_back(
+        {state, i, BytesWithoutTensorScale(recipe_.state, {1, s.heads, s.head_dim, s.head_dim})});
+    const TensorId core = Act(Cat(q, "delta_rule.out"), {n_, C(width)});
+    Node(Cat(q, "delta_rule"), OpKind::kKdaRecurrence, {conv, state, gates}, {core, state});
+    const TensorId g_low = Linear(Cat(q, "g_a_proj"), x, s.head_dim, WeightRole::kOtherMatrix, i,
+                                  false, recipe_.compute);
+    const TensorId g = Linear(Cat(q, "g_b_proj"), g_low, width, WeightRole::kOtherMatrix, i, false,
+                              recipe_.compute);
+    const TensorId normed = NormOf(NormKind::kRms, Cat(q, "o_norm"), core, s.head_dim, recipe_.compute, i);
+    const TensorId gated = Act(Cat(q, "norm_gate.out"), {n_, C(width)}, recipe_.gemm_input);
+    Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, g}, {gated}, {}, "RMSNormGated");
+    return Linear(Cat(q, "o_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, false,
+                  recipe_.compute);
+  }
+
+  // The MLP's activation over [rows, 2·width] (gated) or [rows, width] (squared ReLU, GELU).
   TensorId Activate(std::string name, TensorId x, Expr rows, int64_t width, Activation act) {
     const TensorId y = Act(Cat(name, ".out"), {std::move(rows), C(width)}, recipe_.gemm_input);
     switch (act) {
       case Activation::kSiluGated: Node(std::move(name), OpKind::kSiluMul, {x}, {y}); break;
       case Activation::kGeluGated: Node(std::move(name), OpKind::kGeluMul, {x}, {y}); break;
       case Activation::kRelu2: Node(std::move(name), OpKind::kRelu, {x}, {y}, {}, "relu2"); break;
+      case Activation::kGelu: Node(std::move(name), OpKind::kGelu, {x}, {y}); break;
     }
     return y;
   }
 
-  // Dense MLP: gate_up (fused, as engines run it) + activation + down, or up + relu² + down.
+  // Dense MLP: gate_up (fused, as engines run it) + activation + down, or up + activation
+  // (squared ReLU, GELU) + down.
   TensorId Mlp(const std::string& p, int64_t i, TensorId x, int64_t width, Activation act,
                bool bias) {
-    const bool gated = act != Activation::kRelu2;
+    const bool gated = IsGated(act);
     const TensorId up = gated ? Linear(Cat(p, "gate_up_proj"), x, 2 * width, WeightRole::kFfnGate, i,
                                        bias, recipe_.compute)
                               : Linear(Cat(p, "up_proj"), x, width, WeightRole::kFfnUp, i, bias,
@@ -491,11 +739,16 @@ class Builder {
     return Linear(Cat(p, "down_proj"), a, spec_.hidden, WeightRole::kFfnDown, i, bias, recipe_.compute);
   }
 
-  // Router + routed experts (+ shared experts).
+  // Router + routed experts (+ shared experts). Latent MoE (moe.latent > 0, Nemotron-3):
+  // fc1_latent_proj takes the token to the latent width before the experts (and before the
+  // expert-parallel dispatch, which then moves latent rows), the experts run in that width,
+  // fc2_latent_proj takes their sum back to hidden.
   TensorId Moe(const std::string& p, int64_t i, TensorId x) {
     const MoeSpec& m = spec_.moe;
     const Expr e = C(m.experts), k = C(m.top_k);
-    const bool gated = m.act != Activation::kRelu2;
+    const bool gated = IsGated(m.act);
+    const int64_t width = m.latent > 0 ? m.latent : spec_.hidden;
+    const Expr w_expr = C(width);
     // Router: logits, scores, top-k.
     std::vector<TensorId> rin{x, Weight(Cat(p, "router.weight"), {e, hidden_},
                                         {WeightRole::kRouter, i, spec_.hidden})};
@@ -530,16 +783,21 @@ class Builder {
     const int64_t gu_out = gated ? 2 * m.intermediate : m.intermediate;
     Attrs expert_attrs{{"top_k", m.top_k}};
     TensorId routed_in = x;
+    if (m.latent > 0) {
+      routed_in = Linear(Cat(p, "fc1_latent_proj"), x, m.latent, WeightRole::kOtherMatrix, i,
+                         spec_.mlp.bias, recipe_.gemm_input);
+    }
     if (ep) {
       expert_attrs.emplace_back("experts_total", full_.moe.experts);
-      routed_in = Act(Cat(p, "experts.dispatch.out"), {rows, hidden_}, g_.tensors[x].format);
-      Node(Cat(p, "experts.dispatch"), OpKind::kAllToAll, {x, topk_i}, {routed_in},
+      const TensorId local_in = routed_in;
+      routed_in = Act(Cat(p, "experts.dispatch.out"), {rows, w_expr}, g_.tensors[local_in].format);
+      Node(Cat(p, "experts.dispatch"), OpKind::kAllToAll, {local_in, topk_i}, {routed_in},
            {{"group_size", shard_.moe_group}, {"scope", shard_.moe_scope}});
     }
     std::vector<TensorId> gin{
         routed_in,
-        Weight(Cat(p, "experts.gate_up_proj.weight"), {e, C(gu_out), hidden_},
-               {gated ? WeightRole::kExpertGate : WeightRole::kExpertUp, i, spec_.hidden},
+        Weight(Cat(p, "experts.gate_up_proj.weight"), {e, C(gu_out), w_expr},
+               {gated ? WeightRole::kExpertGate : WeightRole::kExpertUp, i, width},
                WeightGroup::kRoutedExpert, m.experts),
         topk_i};
     if (m.expert_bias) {
@@ -552,16 +810,16 @@ class Builder {
     const TensorId a = Activate(Cat(p, "experts.act"), gu, rows, m.intermediate, m.act);
     std::vector<TensorId> din{
         a,
-        Weight(Cat(p, "experts.down_proj.weight"), {e, hidden_, C(m.intermediate)},
+        Weight(Cat(p, "experts.down_proj.weight"), {e, w_expr, C(m.intermediate)},
                {WeightRole::kExpertDown, i, m.intermediate}, WeightGroup::kRoutedExpert,
                m.experts),
         topk_i};
     if (m.expert_bias) {
-      din.push_back(Weight(Cat(p, "experts.down_proj.bias"), {e, hidden_},
-                           {WeightRole::kVector, i, spec_.hidden}, WeightGroup::kRoutedExpert,
+      din.push_back(Weight(Cat(p, "experts.down_proj.bias"), {e, w_expr},
+                           {WeightRole::kVector, i, width}, WeightGroup::kRoutedExpert,
                            m.experts));
     }
-    const TensorId down = Act(Cat(p, "experts.down.out"), {rows, hidden_});
+    const TensorId down = Act(Cat(p, "experts.down.out"), {rows, w_expr});
     Node(Cat(p, "experts.down"), OpKind::kExpertDown, std::move(din), {down}, std::move(expert_attrs));
     // Expert parallelism: the expert outputs go back to the devices that own their tokens
     // (each tensor-parallel device owns ceil(n/tp) of its replica's n tokens; each expert's
@@ -571,13 +829,18 @@ class Builder {
     if (ep) {
       if (shard_.tp > 1) own = Expr::CeilDiv(n_, C(shard_.tp));
       expert_out = Act(Cat(p, "experts.combine_all_to_all.out"),
-                       {Expr::Mul(own, C(m.top_k * shard_.expert_tp)), hidden_});
+                       {Expr::Mul(own, C(m.top_k * shard_.expert_tp)), w_expr});
       Node(Cat(p, "experts.combine_all_to_all"), OpKind::kAllToAll, {down}, {expert_out},
            {{"group_size", shard_.moe_group}, {"scope", shard_.moe_scope}});
     }
     // Weighted sum of each token's top_k expert outputs.
-    TensorId routed = Act(Cat(p, "experts.combine.out"), {own, hidden_});
+    TensorId routed = Act(Cat(p, "experts.combine.out"), {own, w_expr},
+                          m.latent > 0 ? recipe_.gemm_input : recipe_.compute);
     Node(Cat(p, "experts.combine"), OpKind::kReduceSum, {expert_out, topk_w}, {routed});
+    if (m.latent > 0) {
+      routed = Linear(Cat(p, "fc2_latent_proj"), routed, spec_.hidden, WeightRole::kOtherMatrix, i,
+                      spec_.mlp.bias, recipe_.compute);
+    }
     if (m.shared_intermediate == 0) {
       if (!ep || shard_.tp == 1) return routed;
       // Each tensor-parallel device holds its own tokens' rows: gather the replica's n.
@@ -613,6 +876,7 @@ class Builder {
   std::optional<Error> error_;
   std::vector<std::pair<int64_t, Expr>> window_lengths_;  // min(ctx, W), built once per W
   Expr expert_rows_;                                       // n · top_k, built once
+  std::optional<TensorId> last_indices_;                   // DSA: the last indexer's top-k
 };
 
 // This device's share of the model: the sizes DeviceShard splits, divided.
@@ -629,6 +893,13 @@ ModelSpec ShardSpec(const ModelSpec& s, const DeviceShard& d) {
     l.mlp.intermediate = s.mlp.intermediate / t;
     l.moe.shared_intermediate = s.moe.shared_intermediate / t;
     l.vocab = (s.vocab + t - 1) / t;  // vocab-parallel, the last slice padded
+    l.kda.heads = s.kda.heads / t;
+    l.indexer.heads = s.indexer.heads / t;
+    for (LayerSpec& layer : l.layers) {  // per-layer overrides split like the model's
+      layer.heads /= t;
+      layer.kv_heads = layer.kv_heads >= t ? layer.kv_heads / t : (layer.kv_heads > 0 ? 1 : 0);
+      layer.ffn_width /= t;
+    }
   }
   if (d.ep > 1) {
     l.moe.experts = s.moe.experts / d.ep;
