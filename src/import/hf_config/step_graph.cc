@@ -910,6 +910,40 @@ ModelSpec ShardSpec(const ModelSpec& s, const DeviceShard& d) {
   return l;
 }
 
+// Elements of every weight tensor a step graph holds.
+uint64_t WeightElements(const StepGraph& g) {
+  uint64_t total = 0;
+  for (const WeightEntry& w : g.weights) {
+    uint64_t elems = 1;
+    for (const Expr& d : g.graph.tensors[w.tensor].shape) {
+      elems *= static_cast<uint64_t>(d.IsConstant() ? d.constant() : 0);
+    }
+    total += elems;
+  }
+  return total;
+}
+
+// The MTP modules' parameters (StepGraph::params_mtp): one module's blocks are built as a
+// pipeline stage in the middle of the model (no embedding, no LM head) and counted.
+Result<uint64_t> MtpParams(const ModelSpec& spec, const Recipe& recipe) {
+  const MtpSpec& mtp = spec.mtp;
+  if (mtp.modules == 0 || mtp.blocks.empty()) return 0;
+  ModelSpec m = spec;
+  m.layers = mtp.blocks;
+  m.mtp = {};
+  DeviceShard body;
+  body.first_stage = body.last_stage = false;
+  StepGraph g;
+  Builder builder(m, m, body, recipe, g);
+  if (auto ok = builder.Build(); !ok) return std::unexpected(ok.error());
+  const auto h = static_cast<uint64_t>(spec.hidden);
+  uint64_t module = WeightElements(g) + 2 * h * h + 3 * h;  // eh_proj, enorm, hnorm, final norm
+  if (mtp.own_embeddings) {
+    module += static_cast<uint64_t>(spec.vocab) * h * (spec.tie_embeddings ? 1 : 2);
+  }
+  return static_cast<uint64_t>(mtp.modules) * module;
+}
+
 }  // namespace
 
 Result<StepGraph> BuildStepGraph(const ModelSpec& spec, const Recipe& recipe) {
@@ -922,6 +956,9 @@ Result<StepGraph> BuildStepGraph(const ModelSpec& spec, const Recipe& recipe,
   const ModelSpec local = ShardSpec(spec, shard);
   Builder builder(local, spec, shard, recipe, out);
   if (auto ok = builder.Build(); !ok) return std::unexpected(ok.error());
+  auto mtp = MtpParams(spec, recipe);
+  if (!mtp) return std::unexpected(mtp.error());
+  out.params_mtp = *mtp;
   return out;
 }
 
