@@ -41,6 +41,7 @@ inline constexpr FieldAlias kFieldAliases[] = {
     {"num_experts_per_tok", "moe_topk"},
     {"num_experts_per_tok", "top_k_experts"},
     {"num_experts_per_tok", "ffn_config.moe_top_k"},
+    {"num_experts_per_tok", "num_experts_per_token"},
     {"n_shared_experts", "num_shared_experts"},
     {"n_shared_experts", "moe_num_shared_experts"},
     {"n_shared_experts", "num_shared_expert"},
@@ -88,7 +89,12 @@ inline constexpr std::string_view kQuietFields[] = {
     "emb_pdrop", "dropout", "output_router_logits", "router_aux_loss_coef", "aux_loss_alpha",
     "seq_aux", "router_jitter_noise", "router_z_loss_coef", "n_group", "topk_group",
     "topk_method", "ep_size", "moe_router_dtype", "use_flash_attention",
-    "_attn_implementation", "moe_aux_loss_coeff",
+    "_attn_implementation", "moe_aux_loss_coeff", "attn_implementation", "num_expert_group",
+    "use_grouped_topk", "moe_renormalize", "model_max_length", "moe_norm_min",
+    "moe_use_aux_free", "router_temperature", "attention_in_multiplier",
+    "attention_out_multiplier", "key_multiplier", "lm_head_multiplier", "mlp_multipliers",
+    "ssm_multipliers", "ssm_in_multiplier", "ssm_out_multiplier", "rotary_dim",
+    "use_falcon_mambapy", "use_mambapy",
 };
 
 // Fields a reader leaves out of the step on purpose; each present one adds its line to

@@ -229,6 +229,34 @@ Result<std::optional<ConfigObject>> ConfigObject::Object(std::string_view key) c
   return ConfigObject(object, origin_, Path(key) + ".", log_);
 }
 
+Result<std::optional<std::vector<ConfigObject>>> ConfigObject::ObjectList(
+    std::string_view key) const {
+  const auto v = Last(key);
+  if (!v || v->type() == element_type::NULL_VALUE) return std::nullopt;
+  simdjson::dom::array array;
+  if (v->get_array().get(array) != simdjson::SUCCESS) {
+    return std::unexpected(FieldError(key, "expected a list of objects, got " + Describe(*v)));
+  }
+  std::vector<ConfigObject> out;
+  for (element item : array) {
+    simdjson::dom::object object;
+    if (item.get_object().get(object) != simdjson::SUCCESS) {
+      return std::unexpected(FieldError(key, "item " + std::to_string(out.size()) +
+                                                 ": expected an object, got " + Describe(item)));
+    }
+    out.emplace_back(object, origin_, Path(key) + "[" + std::to_string(out.size()) + "].", log_);
+  }
+  return out;
+}
+
+bool ConfigObject::IsString(std::string_view key) const {
+  std::optional<element> found;
+  for (auto field : object_) {
+    if (field.key == key) found = field.value;
+  }
+  return found && found->type() == element_type::STRING;
+}
+
 Result<std::unique_ptr<ConfigDocument>> ConfigDocument::Parse(std::string_view text,
                                                               std::string origin) {
   std::unique_ptr<ConfigDocument> doc(new ConfigDocument());

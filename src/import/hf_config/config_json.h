@@ -54,6 +54,10 @@ class ConfigObject {
   Result<std::optional<std::vector<std::string>>> StringList(std::string_view key) const;
   Result<std::optional<std::vector<int64_t>>> IntList(std::string_view key) const;
   Result<std::optional<ConfigObject>> Object(std::string_view key) const;
+  // A list of objects (DeciLM's block_configs); each item's path is "key[i].".
+  Result<std::optional<std::vector<ConfigObject>>> ObjectList(std::string_view key) const;
+  // Whether the field holds a string (fields that take an int or a name, such as "auto").
+  bool IsString(std::string_view key) const;
 
   // The keys of this object in document order, each once (a repeated key is listed where it
   // first appears). Listing keys logs nothing.

@@ -112,7 +112,16 @@ Result<void> PlaceMoe(const Reader& r, MoePlacement rule, int64_t first_dense_de
 Result<void> ReadDecoder(const Reader& r);
 Result<void> ReadQwenHybrid(const Reader& r);
 Result<void> ReadMla(const Reader& r);
+Result<void> ReadMamba1(const Reader& r);
 Result<void> ReadMamba2(const Reader& r);
 Result<void> ReadNemotronH(const Reader& r);
+Result<void> ReadNemotronNas(const Reader& r);
+Result<void> ReadJamba(const Reader& r);
+Result<void> ReadFalconH1(const Reader& r);
+Result<void> ReadGraniteHybrid(const Reader& r);
+Result<void> ReadKimiLinear(const Reader& r);
+// Shared by the hybrid readers: the attention block of a decoder family (heads, biases, q/k
+// norms, windows) without its layer list.
+Result<void> ReadAttentionShape(const Reader& r);
 
 }  // namespace opscope::import::hf

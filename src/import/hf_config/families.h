@@ -20,13 +20,21 @@ enum class ReaderKind : uint8_t {
   kDecoder,
   kQwenHybrid,    // GatedDeltaNet + gated full attention (qwen3_next, qwen3_5)
   kMla,           // DeepSeek multi-head latent attention, with the DSA indexer when configured
+  kMamba1,        // mamba, falcon_mamba: selective-scan blocks, no MLP
   kMamba2,        // mamba2: SSD blocks, no MLP
   kNemotronH,     // Mamba2 / attention / MLP / MoE blocks from a pattern
+  kNemotronNas,   // DeciLM's per-layer block_configs
+  kJamba,         // Mamba + attention by period, MoE by period
+  kFalconH1,      // attention and Mamba2 side by side in every layer, then an MLP
+  kGraniteHybrid, // Mamba2 / attention by layer_types, MoE (+ shared MLP) or a shared MLP only
+  kKimiLinear,    // Kimi Delta Attention + MLA, MoE
 };
 
 // RMSNorm over q and k: none, per head (over head_dim), or over the whole projection
-// (heads·head_dim: OLMo-2, OLMoE, MiniMax-M2). kFlag: per head when use_qk_norm is true.
-enum class QkNorm : uint8_t { kNone, kPerHead, kFullWidth, kFlag };
+// (heads·head_dim: OLMo-2, OLMoE). kFlag: per head when use_qk_norm is true; kFlagFull: when
+// use_qk_norm is true, over the whole projection unless qk_norm_type says "per_head"
+// (MiniMax-M2's "per_layer"); kL2Flag: a weightless L2 norm when use_qk_norm (Llama-4).
+enum class QkNorm : uint8_t { kNone, kPerHead, kFullWidth, kFlag, kFlagFull, kL2Flag };
 
 // Where a layer's norms sit: before each block (llama), before and after (Gemma's sandwich),
 // after only (OLMo-2, EXAONE-4), or one norm feeding attention and MLP in parallel (Cohere).
@@ -68,6 +76,7 @@ struct Family {
   NormLayout norms = NormLayout::kPre;
   NormKind norm = NormKind::kRms;
   bool plain_mlp = false;         // up + activation + down, no gate (StarCoder2)
+  bool bias_covers_mlp = false;   // the bias field covers the MLP too (StarCoder2's use_bias)
   int64_t window = 0;             // sliding_window default (0: none)
   WindowPlacement window_placement = WindowPlacement::kNone;
   int64_t full_every = 0;         // kPattern: every full_every-th layer is full attention
@@ -82,6 +91,7 @@ struct Family {
   bool router_bias = false;       // the router has a bias (gpt-oss)
   bool expert_bias = false;       // the expert projections have biases (gpt-oss)
   bool sigmoid_router = false;    // sigmoid scores with e_score_correction_bias
+  bool correction_bias = false;   // e_score_correction_bias on softmax scores (ERNIE-4.5)
   bool shared_gate = false;       // a sigmoid gate [1, hidden] on the shared expert (Qwen)
   bool mtp_stores_embeddings = false;  // each MTP module stores its own embedding and head
 };
@@ -103,6 +113,71 @@ inline constexpr Family kFamilies[] = {
     {.model_type = "qwen3_moe", .vocab = 151936, .kv_heads = 4, .qk_norm = QkNorm::kPerHead,
      .window = 4096, .window_placement = WindowPlacement::kQwen,
      .moe = MoePlacement::kQwenStep},
+    // Llama-shaped relatives (decoder reader).
+    {.model_type = "gemma", .vocab = 256000, .kv_heads = 16, .head_dim = 256,
+     .act = "gelu_pytorch_tanh", .act_key = "hidden_activation", .tie = true},
+    {.model_type = "phi3", .vocab = 32064, .window_placement = WindowPlacement::kAll},
+    {.model_type = "olmo2", .vocab = 50304, .qk_norm = QkNorm::kFullWidth,
+     .norms = NormLayout::kPost},
+    {.model_type = "internlm2", .vocab = 103168, .bias_key = "bias", .bias = true},
+    {.model_type = "cohere", .vocab = 256000, .tie = true, .qk_norm = QkNorm::kFlag,
+     .norms = NormLayout::kParallel, .norm = NormKind::kLayerNormNoBias},
+    {.model_type = "starcoder2", .vocab = 49152, .kv_heads = 2, .act = "gelu_pytorch_tanh",
+     .tie = true, .bias_key = "use_bias", .bias = true, .norm = NormKind::kLayerNorm,
+     .plain_mlp = true, .bias_covers_mlp = true, .window_placement = WindowPlacement::kAll},
+    {.model_type = "minicpm", .vocab = 32000},
+    {.model_type = "ministral3", .vocab = 131072, .kv_heads = 8, .head_dim = 128,
+     .window_placement = WindowPlacement::kAll},
+    {.model_type = "mistral3", .text_config = "text_config", .vocab = 131072, .kv_heads = 8,
+     .head_dim = 128, .window_placement = WindowPlacement::kAll},
+    {.model_type = "seed_oss", .vocab = 155136, .kv_heads = 8, .head_dim = 128, .bias = true,
+     .qkv_bias_only = true},
+    {.model_type = "smollm3", .vocab = 128256, .kv_heads = 4, .tie = true,
+     .window_placement = WindowPlacement::kQwen, .nope_every = 4},
+    {.model_type = "exaone4", .vocab = 102400, .qk_norm = QkNorm::kPerHead,
+     .norms = NormLayout::kPost, .window = 4096, .window_placement = WindowPlacement::kPattern,
+     .full_every = 4, .pattern_key = "sliding_window_pattern"},
+    {.model_type = "granite", .vocab = 32000},
+    {.model_type = "mimo", .vocab = 151936, .kv_heads = 32, .qkv_bias_always = true,
+     .window = 4096, .window_placement = WindowPlacement::kQwen},
+    {.model_type = "qwen3_vl", .text_config = "text_config", .vocab = 151936, .kv_heads = 32,
+     .head_dim = 128, .qk_norm = QkNorm::kPerHead},
+    {.model_type = "qwen3_vl_text", .vocab = 151936, .kv_heads = 32, .head_dim = 128,
+     .qk_norm = QkNorm::kPerHead},
+    // Llama-shaped MoE families.
+    {.model_type = "qwen2_moe", .vocab = 151936, .kv_heads = 16, .qkv_bias_always = true,
+     .window = 4096, .window_placement = WindowPlacement::kQwen, .moe = MoePlacement::kQwenStep,
+     .shared_gate = true},
+    {.model_type = "qwen3_vl_moe", .text_config = "text_config", .vocab = 151936, .kv_heads = 4,
+     .head_dim = 128, .qk_norm = QkNorm::kPerHead, .moe = MoePlacement::kQwenStep},
+    {.model_type = "granitemoe", .vocab = 32000, .moe = MoePlacement::kAll,
+     .expert_width = "intermediate_size"},
+    {.model_type = "granitemoeshared", .vocab = 32000, .moe = MoePlacement::kAll,
+     .expert_width = "intermediate_size"},
+    {.model_type = "olmoe", .vocab = 50304, .qk_norm = QkNorm::kFullWidth,
+     .moe = MoePlacement::kAll, .expert_width = "intermediate_size"},
+    {.model_type = "phimoe", .vocab = 32064, .kv_heads = 8, .bias = true,
+     .norm = NormKind::kLayerNorm, .window_placement = WindowPlacement::kAll,
+     .moe = MoePlacement::kAll, .expert_width = "intermediate_size"},
+    {.model_type = "dbrx", .vocab = 32000, .norm = NormKind::kLayerNormNoBias,
+     .moe = MoePlacement::kAll, .expert_width = "intermediate_size"},
+    {.model_type = "glm4_moe", .vocab = 151552, .kv_heads = 8, .head_dim = 128,
+     .qkv_bias_only = true, .qk_norm = QkNorm::kFlag, .moe = MoePlacement::kFirstDense,
+     .first_dense = 1, .shared_experts = 1, .sigmoid_router = true},
+    {.model_type = "ernie4_5_moe", .vocab = 103424, .kv_heads = 4, .tie = true,
+     .bias_key = "use_bias", .moe = MoePlacement::kErnie, .shared_experts = 2,
+     .correction_bias = true},
+    {.model_type = "minimax_m2", .vocab = 200064, .kv_heads = 8, .head_dim = 128,
+     .qk_norm = QkNorm::kFlagFull, .moe = MoePlacement::kAll,
+     .expert_width = "intermediate_size", .sigmoid_router = true},
+    {.model_type = "llama4", .text_config = "text_config", .vocab = 202048, .kv_heads = 8,
+     .head_dim = 128, .qk_norm = QkNorm::kL2Flag, .nope_every = 4,
+     .moe = MoePlacement::kInterleave, .dense_width = "intermediate_size_mlp",
+     .expert_width = "intermediate_size", .shared_experts = 1},
+    {.model_type = "llama4_text", .vocab = 202048, .kv_heads = 8, .head_dim = 128,
+     .qk_norm = QkNorm::kL2Flag, .nope_every = 4, .moe = MoePlacement::kInterleave,
+     .dense_width = "intermediate_size_mlp", .expert_width = "intermediate_size",
+     .shared_experts = 1},
     // GatedDeltaNet hybrids.
     {.model_type = "qwen3_next", .reader = ReaderKind::kQwenHybrid, .vocab = 151936,
      .kv_heads = 2, .head_dim = 256, .moe = MoePlacement::kQwenStep, .shared_gate = true},
@@ -118,6 +193,21 @@ inline constexpr Family kFamilies[] = {
     {.model_type = "kimi_k2", .reader = ReaderKind::kMla, .vocab = 129280,
      .moe = MoePlacement::kFirstDense, .first_dense = 3, .shared_experts = 1,
      .sigmoid_router = true, .mtp_stores_embeddings = true},
+    {.model_type = "deepseek_v2", .reader = ReaderKind::kMla, .vocab = 102400,
+     .moe = MoePlacement::kFirstDense},
+    {.model_type = "kimi_k25", .reader = ReaderKind::kMla, .text_config = "text_config",
+     .nested_optional = true, .vocab = 129280, .moe = MoePlacement::kFirstDense, .first_dense = 3, .shared_experts = 1,
+     .sigmoid_router = true, .mtp_stores_embeddings = true},
+    // DeepSeek Sparse Attention: MLA plus the lightning indexer.
+    {.model_type = "deepseek_v32", .reader = ReaderKind::kMla, .vocab = 129280,
+     .moe = MoePlacement::kFirstDense, .first_dense = 3, .shared_experts = 1,
+     .sigmoid_router = true, .mtp_stores_embeddings = true},
+    {.model_type = "glm_moe_dsa", .reader = ReaderKind::kMla, .vocab = 154880,
+     .moe = MoePlacement::kFirstDense, .first_dense = 3, .shared_experts = 1,
+     .sigmoid_router = true},
+    {.model_type = "kimi_linear", .reader = ReaderKind::kKimiLinear, .vocab = 163840,
+     .moe = MoePlacement::kFirstDense, .first_dense = 1, .shared_experts = 1,
+     .sigmoid_router = true},
     // Sliding-window families.
     {.model_type = "gpt_oss", .vocab = 201088, .kv_heads = 8, .head_dim = 64, .bias = true,
      .window = 128, .window_placement = WindowPlacement::kPattern, .full_every = 2,
@@ -138,9 +228,17 @@ inline constexpr Family kFamilies[] = {
      .window_placement = WindowPlacement::kPattern, .full_every = 6,
      .pattern_key = "sliding_window_pattern"},
     // State-space models.
+    {.model_type = "mamba", .reader = ReaderKind::kMamba1, .vocab = 50280, .tie = true},
+    {.model_type = "falcon_mamba", .reader = ReaderKind::kMamba1, .vocab = 50280, .tie = true},
     {.model_type = "mamba2", .reader = ReaderKind::kMamba2, .vocab = 32768},
+    {.model_type = "jamba", .reader = ReaderKind::kJamba, .vocab = 65536, .kv_heads = 8},
+    {.model_type = "falcon_h1", .reader = ReaderKind::kFalconH1, .vocab = 128000, .kv_heads = 8},
+    {.model_type = "granitemoehybrid", .reader = ReaderKind::kGraniteHybrid, .vocab = 100352,
+     .kv_heads = 8},
     {.model_type = "nemotron_h", .reader = ReaderKind::kNemotronH, .vocab = 131072,
      .kv_heads = 8, .head_dim = 128},
+    // Per-layer heterogeneous blocks.
+    {.model_type = "nemotron-nas", .reader = ReaderKind::kNemotronNas, .vocab = 32000},
 };
 
 inline constexpr size_t kFamilyCount = std::size(kFamilies);

@@ -104,6 +104,7 @@ struct GdnSpec {
 struct Mamba2Spec {
   int64_t heads = 0, head_dim = 0, state_size = 0, groups = 0, conv_kernel = 0;
   bool conv_bias = true, proj_bias = false;
+  bool gated_norm = true;  // the gated RMSNorm before out_proj (Falcon-H1: mamba_rms_norm)
   int64_t inner() const { return heads * head_dim; }
   int64_t conv_dim() const { return inner() + 2 * groups * state_size; }
   int64_t in_proj_out() const { return 2 * inner() + 2 * groups * state_size + heads; }

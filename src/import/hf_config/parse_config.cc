@@ -108,33 +108,59 @@ Result<void> ReadVocabAndTie(const Reader& r, const ConfigObject& root) {
   return {};
 }
 
+// The q/k norms (families.h QkNorm).
+Result<void> ReadQkNorm(const Reader& r) {
+  AttentionSpec& a = r.spec().attn;
+  const QkNorm kind = r.family().qk_norm;
+  switch (kind) {
+    case QkNorm::kNone: return {};
+    case QkNorm::kPerHead: a.qk_norm = true; return {};
+    case QkNorm::kFullWidth: a.qk_norm = a.qk_norm_full = true; return {};
+    case QkNorm::kFlag:
+    case QkNorm::kFlagFull:
+    case QkNorm::kL2Flag: break;
+  }
+  OPSCOPE_TRY(use, r.BoolOr("use_qk_norm", false));
+  a.qk_norm = use;
+  a.qk_norm_weightless = use && kind == QkNorm::kL2Flag;  // Llama4TextL2Norm has no weight
+  if (kind == QkNorm::kFlagFull) {
+    // MiniMaxM2Config.qk_norm_type: "per_layer" (one norm over all heads) or "per_head".
+    OPSCOPE_TRY(type, r.StringOr("qk_norm_type", "per_layer"));
+    if (type != "per_layer" && type != "per_head") {
+      return r.Fail("qk_norm_type", "\"" + type + "\" (expected per_layer or per_head)");
+    }
+    a.qk_norm_full = use && type == "per_layer";
+  }
+  return {};
+}
+
+}  // namespace
+
 // Biases of q/k/v and o, the q/k norms.
 Result<void> ReadAttentionShape(const Reader& r) {
   ModelSpec& spec = r.spec();
   const Family& f = r.family();
   OPSCOPE_CHECK(ReadAttentionHeads(r));
   if (f.qkv_bias_always) {
-    spec.attn.qkv_bias = true;  // Qwen2Attention: q/k/v projections always carry a bias
+    // Qwen2Attention: q/k/v projections always carry a bias (Qwen2MoeConfig: qkv_bias, True).
+    OPSCOPE_TRY(qkv, r.BoolOr("qkv_bias", true));
+    spec.attn.qkv_bias = qkv;
   } else {
     OPSCOPE_TRY(bias, r.BoolOr(f.bias_key, f.bias));
     spec.attn.qkv_bias = bias;
     spec.attn.o_bias = bias && !f.qkv_bias_only;
   }
-  switch (f.qk_norm) {
-    case QkNorm::kNone: break;
-    case QkNorm::kPerHead: spec.attn.qk_norm = true; break;
-    case QkNorm::kFullWidth: spec.attn.qk_norm = spec.attn.qk_norm_full = true; break;
-    case QkNorm::kFlag: {
-      OPSCOPE_TRY(use, r.BoolOr("use_qk_norm", false));
-      spec.attn.qk_norm = use;
-      break;
-    }
-  }
+  // SeedOssConfig: attention_out_bias, separate from the q/k/v bias.
+  OPSCOPE_TRY(out_bias, r.Bool("attention_out_bias"));
+  if (out_bias) spec.attn.o_bias = *out_bias;
+  OPSCOPE_CHECK(ReadQkNorm(r));
   spec.attn.sinks = f.sinks;
   spec.norm_layout = f.norms;
   spec.norm = f.norm;
   return {};
 }
+
+namespace {
 
 // The sliding window and which layers use it (families.h WindowPlacement), unless layer_types
 // says it per layer.
@@ -233,7 +259,10 @@ Result<void> ReadMoe(const Reader& r) {
   spec.moe.expert_bias = f.expert_bias;
   OPSCOPE_TRY(scoring, r.StringOr("scoring_func", f.sigmoid_router ? "sigmoid" : "softmax"));
   spec.moe.sigmoid_scores = scoring == "sigmoid";
-  spec.moe.score_correction_bias = f.sigmoid_router;
+  // The correction bias: DeepSeek-style sigmoid routers (MiniMax-M2: use_routing_bias) and
+  // ERNIE-4.5's moe_statics over softmax scores.
+  OPSCOPE_TRY(routing_bias, r.BoolOr("use_routing_bias", true));
+  spec.moe.score_correction_bias = (f.sigmoid_router && routing_bias) || f.correction_bias;
   return {};
 }
 
@@ -245,7 +274,8 @@ Result<void> ReadMlps(const Reader& r) {
                                      [](const LayerSpec& l) { return l.ffn == Ffn::kDense; });
   const bool any_moe = std::any_of(spec.layers.begin(), spec.layers.end(),
                                    [](const LayerSpec& l) { return l.ffn == Ffn::kMoe; });
-  OPSCOPE_TRY(mlp_bias, r.BoolOr("mlp_bias", f.mlp_bias));
+  OPSCOPE_TRY(mlp_bias_field, r.BoolOr("mlp_bias", f.mlp_bias));
+  const bool mlp_bias = f.bias_covers_mlp ? spec.attn.qkv_bias : mlp_bias_field;
   OPSCOPE_CHECK(r.Int(f.dense_width));  // read either way: an all-MoE model's class has one too
   if (any_moe) OPSCOPE_CHECK(ReadMoe(r));
   if (any_dense) {
@@ -263,10 +293,35 @@ Result<void> ReadDecoder(const Reader& r) {
   OPSCOPE_CHECK(ReadAttentionShape(r));
   OPSCOPE_TRY(layers, r.Layers());
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
+  // MiniMax's attn_type_list: 1 softmax attention, 0 lightning (linear) attention.
+  OPSCOPE_TRY(attn_types, r.IntList("attn_type_list"));
+  if (attn_types) {
+    if (static_cast<int64_t>(attn_types->size()) != layers) {
+      return r.Fail("attn_type_list", "has " + std::to_string(attn_types->size()) +
+                                          " entries, num_hidden_layers is " + std::to_string(layers));
+    }
+    for (size_t i = 0; i < attn_types->size(); ++i) {
+      if ((*attn_types)[i] != 1) {
+        return r.Fail("attn_type_list", "item " + std::to_string(i) + " is " +
+                                            std::to_string((*attn_types)[i]) +
+                                            ": lightning attention (0) is not modelled");
+      }
+    }
+  }
+  OPSCOPE_TRY(head_bias, r.BoolOr("lm_head_bias", false));  // PhimoeConfig
+  spec.lm_head_bias = head_bias;
   OPSCOPE_CHECK(ReadNope(r));
   OPSCOPE_CHECK(ReadWindows(r));
   OPSCOPE_CHECK(ReadMlps(r));
-  return ReadMtp(r);
+  // MiniMax-M2: use_mtp, num_mtp_modules, mtp_transformer_layers (layers per module).
+  OPSCOPE_TRY(use_mtp, r.BoolOr("use_mtp", true));
+  OPSCOPE_TRY(per_module, r.IntOr("mtp_transformer_layers", 1));
+  OPSCOPE_CHECK(ReadMtp(r));
+  if (!use_mtp) spec.mtp.modules = 0;
+  if (spec.mtp.modules > 0 && per_module > 1) {
+    spec.mtp.blocks.assign(static_cast<size_t>(per_module), spec.layers.back());
+  }
+  return {};
 }
 
 namespace {
@@ -277,8 +332,14 @@ Result<void> Dispatch(const Reader& r, const ConfigObject& root) {
     case ReaderKind::kDecoder: return ReadDecoder(r);
     case ReaderKind::kQwenHybrid: return ReadQwenHybrid(r);
     case ReaderKind::kMla: return ReadMla(r);
+    case ReaderKind::kMamba1: return ReadMamba1(r);
     case ReaderKind::kMamba2: return ReadMamba2(r);
     case ReaderKind::kNemotronH: return ReadNemotronH(r);
+    case ReaderKind::kNemotronNas: return ReadNemotronNas(r);
+    case ReaderKind::kJamba: return ReadJamba(r);
+    case ReaderKind::kFalconH1: return ReadFalconH1(r);
+    case ReaderKind::kGraniteHybrid: return ReadGraniteHybrid(r);
+    case ReaderKind::kKimiLinear: return ReadKimiLinear(r);
   }
   return MakeError("unknown reader");
 }

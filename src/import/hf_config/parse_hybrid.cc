@@ -223,6 +223,9 @@ Result<void> ReadNemotronH(const Reader& r) {
     // [hidden, latent] around experts that run in the latent width.
     OPSCOPE_TRY(latent, r.CountOr("moe_latent_size", 0));
     spec.moe.latent = latent;
+    // moe_shared_expert_overlap: whether the shared expert runs concurrently with the routed
+    // ones (a schedule, no shapes).
+    OPSCOPE_CHECK(r.Bool("moe_shared_expert_overlap"));
     spec.moe.expert_bias = false;
   }
   // mamba_ssm_cache_dtype: NemotronHConfig default "float32".

@@ -1,7 +1,10 @@
 // Readers of the multi-head latent attention families (DeepseekV2Config, DeepseekV3Config and
-// their descendants: Kimi-K2, DeepSeek-V3.2 and GLM-5 with DeepSeek Sparse Attention).
+// their descendants: Kimi-K2, DeepSeek-V3.2 and GLM-5 with DeepSeek Sparse Attention), and of
+// Kimi-Linear, whose full-attention layers are MLA between Kimi Delta Attention layers.
 #include <algorithm>
 #include <string>
+
+#include "import/hf_config/config_fields.h"
 
 #include "import/hf_config/config_reader.h"
 
@@ -94,6 +97,10 @@ Result<void> ReadMlpLayerTypes(const Reader& r) {
 
 }  // namespace
 
+namespace {
+Result<void> ReadDeepseekMoe(const Reader& r);
+}  // namespace
+
 // deepseek_v2, deepseek_v3, kimi_k2, deepseek_v32, glm_moe_dsa: MLA everywhere; MoE where
 // i >= first_k_dense_replace and i % moe_layer_freq == 0 (or per mlp_layer_types).
 Result<void> ReadMla(const Reader& r) {
@@ -108,15 +115,77 @@ Result<void> ReadMla(const Reader& r) {
   const bool any_dense = std::any_of(spec.layers.begin(), spec.layers.end(),
                                      [](const LayerSpec& l) { return l.ffn == Ffn::kDense; });
   if (any_dense) OPSCOPE_CHECK(ReadDenseMlp(r, false));
+  OPSCOPE_CHECK(ReadDeepseekMoe(r));
+  return ReadMtp(r);
+}
+
+namespace {
+
+// MoE of the DeepSeek-V3 kind (ReadMla and Kimi-Linear): routed and shared experts, the router.
+Result<void> ReadDeepseekMoe(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  const Family& f = r.family();
   OPSCOPE_CHECK(ReadMoeCounts(r, "moe_intermediate_size"));
   OPSCOPE_TRY(shared, r.CountOr("n_shared_experts", f.shared_experts));
   spec.moe.shared_intermediate = shared * spec.moe.intermediate;
+  OPSCOPE_TRY(act, ReadActivation(r));
+  spec.moe.act = ActivationFor(act);
   // DeepseekV3TopkRouter: sigmoid scores with e_score_correction_bias (noaux_tc); DeepSeek-V2:
-  // softmax, greedy or group-limited top-k, no bias.
-  OPSCOPE_TRY(scoring, r.StringOr("scoring_func", f.sigmoid_router ? "sigmoid" : "softmax"));
+  // softmax, greedy or group-limited top-k, no bias. Kimi-Linear names the score function
+  // moe_router_activation_func.
+  OPSCOPE_TRY(func, r.StringOr("moe_router_activation_func", f.sigmoid_router ? "sigmoid" : "softmax"));
+  OPSCOPE_TRY(scoring, r.StringOr("scoring_func", func));
   spec.moe.sigmoid_scores = scoring == "sigmoid";
   OPSCOPE_TRY(topk_method, r.StringOr("topk_method", f.sigmoid_router ? "noaux_tc" : "greedy"));
   spec.moe.score_correction_bias = topk_method == "noaux_tc";
+  return {};
+}
+
+}  // namespace
+
+// kimi_linear (KimiLinearConfig; the checkpoint keeps the linear-attention fields in
+// linear_attn_config: num_heads, head_dim, short_conv_kernel_size, and the 1-based
+// kda_layers / full_attn_layers): Kimi Delta Attention layers and MLA layers, MoE from
+// first_k_dense_replace on.
+Result<void> ReadKimiLinear(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  const Family& f = r.family();
+  OPSCOPE_CHECK(ReadMlaSizes(r));
+  OPSCOPE_TRY(nope, r.BoolOr("mla_use_nope", false));
+  spec.attn.rope = !nope;
+  OPSCOPE_TRY(layers, r.Layers());
+  spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kKda, 0, Ffn::kDense});
+  OPSCOPE_TRY(linear, r.object().Object("linear_attn_config"));
+  if (!linear) {
+    return MakeError(r.object().origin() + ": missing field 'linear_attn_config' (required for " +
+                     "model_type '" + spec.model_type + "')");
+  }
+  Reader lr(*linear, spec, f);
+  OPSCOPE_TRY(heads, lr.Required("num_heads"));
+  OPSCOPE_TRY(head_dim, lr.Required("head_dim"));
+  OPSCOPE_TRY(kernel, lr.IntOr("short_conv_kernel_size", 4));
+  spec.kda = KdaSpec{heads, head_dim, kernel};
+  OPSCOPE_TRY(full, lr.IntList("full_attn_layers"));
+  OPSCOPE_TRY(kda, lr.IntList("kda_layers"));
+  for (int64_t i = 0; i < layers; ++i) {
+    // KimiLinearConfig's default: every 4th layer (1-based) is full attention.
+    spec.layers[i].mixer = (i + 1) % 4 == 0 ? Mixer::kMla : Mixer::kKda;
+  }
+  for (const auto* list : {&kda, &full}) {
+    if (!*list) continue;
+    for (int64_t one_based : **list) {
+      if (one_based < 1 || one_based > layers) {
+        return lr.Fail(list == &kda ? "kda_layers" : "full_attn_layers",
+                       "layer " + std::to_string(one_based) + " is outside 1.." +
+                           std::to_string(layers));
+      }
+      spec.layers[one_based - 1].mixer = list == &kda ? Mixer::kKda : Mixer::kMla;
+    }
+  }
+  OPSCOPE_CHECK(CheckUnreadFields(*linear, spec.model_type, spec.assumptions));
+  OPSCOPE_CHECK(PlaceMoe(r, MoePlacement::kFirstDense, 1));
+  OPSCOPE_CHECK(ReadDenseMlp(r, false));
+  OPSCOPE_CHECK(ReadDeepseekMoe(r));
   return ReadMtp(r);
 }
 

@@ -629,9 +629,11 @@ class Builder {
          {conv, state, dt, Vector(Cat(q, "A_log"), i, s.heads), Vector(Cat(q, "D"), i, s.heads),
           Vector(Cat(q, "dt_bias"), i, s.heads)},
          {y, state});
-    const TensorId normed = NormOf(NormKind::kRms, Cat(q, "norm"), y, s.inner(), recipe_.compute, i);
+    const TensorId normed =
+        s.gated_norm ? NormOf(NormKind::kRms, Cat(q, "norm"), y, s.inner(), recipe_.compute, i) : y;
     const TensorId gated = Act(Cat(q, "norm_gate.out"), {n_, C(s.inner())}, recipe_.gemm_input);
-    Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, z}, {gated}, {}, "RMSNormGated");
+    Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, z}, {gated}, {},
+         s.gated_norm ? "RMSNormGated" : "SiluGate");
     return Linear(Cat(q, "out_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, s.proj_bias,
                   recipe_.compute);
   }
@@ -756,16 +758,13 @@ class Builder {
     const TensorId logits = Act(Cat(p, "router.out"), {n_, e}, Format::kF32);
     Node(Cat(p, "router"), OpKind::kRouter, std::move(rin), {logits});
     const TensorId scores = Act(Cat(p, "scores.out"), {n_, e}, Format::kF32);
-    if (m.sigmoid_scores) {
-      std::vector<TensorId> sin{logits};
-      if (m.score_correction_bias) {
-        sin.push_back(Weight(Cat(p, "e_score_correction_bias"), {e},
-                             {WeightRole::kScoreBias, i, m.experts}));
-      }
-      Node(Cat(p, "scores"), OpKind::kSigmoid, std::move(sin), {scores});
-    } else {
-      Node(Cat(p, "scores"), OpKind::kSoftmax, {logits}, {scores});
+    std::vector<TensorId> sin{logits};
+    if (m.score_correction_bias) {
+      sin.push_back(Weight(Cat(p, "e_score_correction_bias"), {e},
+                           {WeightRole::kScoreBias, i, m.experts}));
     }
+    Node(Cat(p, "scores"), m.sigmoid_scores ? OpKind::kSigmoid : OpKind::kSoftmax, std::move(sin),
+         {scores});
     const TensorId topk_w = Act(Cat(p, "topk.weights"), {n_, k}, Format::kF32);
     const TensorId topk_i = Act(Cat(p, "topk.ids"), {n_, k}, Format::kInt32);
     Node(Cat(p, "topk"), OpKind::kTopK, {scores}, {topk_w, topk_i}, {{"k", m.top_k}});
