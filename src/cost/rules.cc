@@ -143,6 +143,31 @@ std::optional<uint64_t> ChunkedPairs(uint64_t t, uint64_t p, uint64_t chunk) {
   return static_cast<uint64_t>(pairs);
 }
 
+// Pairs over a compressed cache (DeepSeek-V4: one entry per r tokens): T queries after P
+// cached entries, query i also seeing the floor((i + 1) / r) entries the step completes,
+// each capped at `cap` entries (0: no cap). With G(x) = Σ_{j=1..x} floor(j/r) =
+// r·q(q−1)/2 + q·(x − q·r + 1), q = floor(x/r): uncapped T·P + G(T); capped, the first
+// m = min(T, r·(cap − P) − 1) queries see P + floor((i+1)/r) < cap, the rest exactly cap.
+std::optional<uint64_t> CompressedPairs(uint64_t t, uint64_t p, uint64_t r, uint64_t cap) {
+  using U = unsigned __int128;
+  auto g = [r](U x) {
+    const U q = x / r;
+    return U(r) * q * (q > 0 ? q - 1 : 0) / 2 + q * (x - q * r + 1);
+  };
+  U pairs;
+  if (cap == 0) {
+    pairs = U(t) * p + g(t);
+  } else if (p >= cap) {
+    pairs = U(t) * cap;
+  } else {
+    const U first_capped = U(r) * (cap - p) - 1;
+    const U m = std::min<U>(t, first_capped);
+    pairs = m * p + g(m) + (U(t) - m) * cap;
+  }
+  if (pairs > UINT64_MAX) return std::nullopt;
+  return static_cast<uint64_t>(pairs);
+}
+
 // The bytes of `rows` rows (dim 1) of a cache [seqs, ctx, ...] at its format.
 std::optional<uint64_t> CacheRowsBytes(const ResolvedTensor& cache, uint64_t rows) {
   std::vector<int64_t> dims(cache.dims.begin(), cache.dims.end());
@@ -363,6 +388,9 @@ RuleResult EinsumRule(const RuleInput& in, NodeCost& c) {
 // indexer selected (all it can see when fewer): pairs as for a window of K; cache rows read per
 // sequence = min(P, T·K) (the selections of the T queries, assumed distinct); the selected
 // indices (an integer input) are read.
+// Compressed cache (attribute compress r, DeepSeek-V4 CSA / HCA): the cache holds one entry per
+// r tokens, P = its entries; query i sees P + floor((i+1)/r) entries (the step completes one per
+// r tokens), capped at topk when set: pairs as CompressedPairs; the new entries appended.
 // MLA (attribute kv_lora_rank): one latent cache [seqs, ctx, 1, kv_lora_rank + rope]; the
 // cheaper of the absorbed form (d_qk = kvr + rope, d_v = kvr, plus absorbing kv_b into q and
 // the output: 2·n·H·kvr·(nope + v)) and the expanded form (d_qk = nope + rope, d_v = v, plus
@@ -401,13 +429,18 @@ RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
   const int64_t window = in.node.IntAttr("window").value_or(0);
   const int64_t chunk = in.node.IntAttr("chunk").value_or(0);
   const int64_t topk = in.node.IntAttr("topk").value_or(0);
-  if (window < 0 || chunk < 0 || topk < 0) {
-    return BadInput(in, "window, chunk and topk must be >= 0");
+  const int64_t compress = in.node.IntAttr("compress").value_or(0);
+  if (window < 0 || chunk < 0 || topk < 0 || compress < 0) {
+    return BadInput(in, "window, chunk, topk and compress must be >= 0");
   }
   if (chunk > 0 && !causal) return BadInput(in, "chunked attention must be causal");
   uint64_t rows_read = cached;  // cache rows each sequence reads
   std::optional<uint64_t> pairs;
-  if (chunk > 0) {
+  if (compress > 0) {
+    pairs = CompressedPairs(t, cached, static_cast<uint64_t>(compress), static_cast<uint64_t>(topk));
+    const auto selected = CheckedMul(t, static_cast<uint64_t>(topk));
+    if (topk > 0) rows_read = selected ? std::min<uint64_t>(cached, *selected) : cached;
+  } else if (chunk > 0) {
     pairs = ChunkedPairs(t, cached, static_cast<uint64_t>(chunk));
     rows_read = cached % static_cast<uint64_t>(chunk);
   } else if (topk > 0) {
@@ -512,7 +545,8 @@ RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
 //   flops = 2 · pairs · seqs · H · (d + 1)   (q·k per head, then the weighted sum over heads)
 //   bytes: q, w, the whole cache (state read), the new keys appended (state write), the
 //   indices written. Not counted: the ReLU and the top-k selection (no FLOP model for a
-//   selection).
+//   selection). Attribute compress r (DeepSeek-V4's CSA indexer): the cache holds one pooled
+//   key per r tokens, pairs = T·P + G(T) as in CompressedPairs.
 RuleResult IndexerRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.size() < 3 || in.outputs.empty()) {
     return BadInput(in, "needs q, head weights, the index-key cache and an output");
@@ -540,7 +574,10 @@ RuleResult IndexerRule(const RuleInput& in, NodeCost& c) {
                             std::to_string(seqs) + " sequences)");
   }
   const uint64_t t = seqs == 0 ? 0 : n / seqs;
-  const auto pairs = AttendedPairs(t, cached, true, 0);
+  const int64_t compress = in.node.IntAttr("compress").value_or(0);
+  if (compress < 0) return BadInput(in, "compress must be >= 0");
+  const auto pairs = compress > 0 ? CompressedPairs(t, cached, static_cast<uint64_t>(compress), 0)
+                                  : AttendedPairs(t, cached, true, 0);
   if (!pairs) return BadInput(in, "scored pairs overflow 64 bits");
   Product p = GemmFlops(*pairs, d + 1);
   p *= seqs;

@@ -28,6 +28,7 @@ enum class ReaderKind : uint8_t {
   kFalconH1,      // attention and Mamba2 side by side in every layer, then an MLP
   kGraniteHybrid, // Mamba2 / attention by layer_types, MoE (+ shared MLP) or a shared MLP only
   kKimiLinear,    // Kimi Delta Attention + MLA, MoE
+  kDeepseekV4,    // compressed sparse attention, hyper-connections, grouped output projection
 };
 
 // RMSNorm over q and k: none, per head (over head_dim), or over the whole projection
@@ -207,6 +208,13 @@ inline constexpr Family kFamilies[] = {
      .sigmoid_router = true},
     {.model_type = "kimi_linear", .reader = ReaderKind::kKimiLinear, .vocab = 163840,
      .moe = MoePlacement::kFirstDense, .first_dense = 1, .shared_experts = 1,
+     .sigmoid_router = true},
+    // DeepSeek-V4 (deepseek_ref: sgl-project's copies of its configs).
+    {.model_type = "deepseek_v4", .reader = ReaderKind::kDeepseekV4, .vocab = 129280,
+     .kv_heads = 1, .head_dim = 512, .moe = MoePlacement::kAll, .shared_experts = 1,
+     .sigmoid_router = true},
+    {.model_type = "deepseek_ref", .reader = ReaderKind::kDeepseekV4, .vocab = 129280,
+     .kv_heads = 1, .head_dim = 512, .moe = MoePlacement::kAll, .shared_experts = 1,
      .sigmoid_router = true},
     // Sliding-window families.
     {.model_type = "gpt_oss", .vocab = 201088, .kv_heads = 8, .head_dim = 64, .bias = true,

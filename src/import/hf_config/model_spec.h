@@ -19,8 +19,11 @@
 namespace opscope::import::hf {
 
 // kLinear: the block is one hidden -> hidden projection (DeciLM's replace_with_linear).
-// kMamba1: selective scan (Mamba, Jamba). kKda: Kimi Delta Attention.
-enum class Mixer : uint8_t { kNone, kAttention, kMla, kGatedDeltaNet, kMamba2, kLinear, kMamba1, kKda };
+// kMamba1: selective scan (Mamba, Jamba). kKda: Kimi Delta Attention. kDeepseekV4: shared-KV
+// MQA over a sliding window plus a compressed cache (DeepseekV4Spec).
+enum class Mixer : uint8_t {
+  kNone, kAttention, kMla, kGatedDeltaNet, kMamba2, kLinear, kMamba1, kKda, kDeepseekV4
+};
 enum class Ffn : uint8_t { kNone, kDense, kMoe, kLinear };
 // The MLP's activation: gated (SwiGLU / GeGLU: gate and up projections), squared ReLU
 // (Nemotron-H: up projection only) or plain GELU (StarCoder2: up projection only).
@@ -35,7 +38,8 @@ struct LayerSpec {
   bool rope = true;      // false: a NoPE layer (Llama-4, SmolLM3)
   bool sparse = false;   // DSA: attends to the index_topk keys its lightning indexer selects
   bool indexer_shared = false;  // DSA: reuses the previous layer's selection (no indexer weights)
-  int64_t compress = 0;  // DeepSeek-V4: compression ratio of the layer's long-range cache (0: none)
+  int64_t compress = 0;  // DeepSeek-V4: tokens per entry of the layer's long-range cache (0: none;
+                         // 4: CSA, entries chosen by an indexer; 128: HCA, all entries read)
   int64_t heads = 0, kv_heads = 0, head_dim = 0;  // 0: spec.attn's (DeciLM, Gemma-4 global)
   bool kv_shared = false;  // reuses an earlier layer's K/V: no k/v projections, no cache
   int64_t ffn_width = 0;   // dense MLP width, 0: spec.mlp.intermediate (DeciLM ffn_mult)
@@ -75,6 +79,7 @@ struct IndexerSpec {
 // hc_mult parallel residual streams mixed by hyper-connections; hash-routed MoE layers.
 struct DeepseekV4Spec {
   int64_t hc_mult = 0, o_groups = 0, o_lora_rank = 0;
+  int64_t q_lora_rank = 0, window = 0;  // the sliding window every layer attends over
 };
 
 // Kimi Delta Attention (Kimi-Linear): per head a [head_dim, head_dim] state updated by a

@@ -340,6 +340,7 @@ Result<void> Dispatch(const Reader& r, const ConfigObject& root) {
     case ReaderKind::kFalconH1: return ReadFalconH1(r);
     case ReaderKind::kGraniteHybrid: return ReadGraniteHybrid(r);
     case ReaderKind::kKimiLinear: return ReadKimiLinear(r);
+    case ReaderKind::kDeepseekV4: return ReadDeepseekV4(r);
   }
   return MakeError("unknown reader");
 }

@@ -80,8 +80,14 @@ class Builder {
       Node("embed_tokens", OpKind::kEmbedding, {table_, ids}, {h});
       // Vocab-parallel: each device looks up the ids in its slice, zeros elsewhere.
       h = TpAllReduce("embed_tokens.all_reduce", h);
+      if (spec_.dsv4.hc_mult > 1) {
+        // Hyper-connections: the residual stream is hc_mult copies of the hidden state.
+        const TensorId streams = Act("hc_expand.out", {n_, StreamWidth()});
+        Node("hc_expand", OpKind::kExpand, {h}, {streams});
+        h = streams;
+      }
     } else {
-      h = Tensor("stage_input", {n_, hidden_}, recipe_.compute, Role::kInput);
+      h = Tensor("stage_input", {n_, StreamWidth()}, recipe_.compute, Role::kInput);
     }
     if (error_) return std::unexpected(*error_);
 
@@ -111,12 +117,13 @@ class Builder {
     }
     out_.distinct_layers = static_cast<int64_t>(distinct.size());
     if (!shard_.last_stage) {
-      const TensorId sent = Act("stage_output", {n_, hidden_});
+      const TensorId sent = Act("stage_output", {n_, StreamWidth()});
       Node("send_to_next_stage", OpKind::kSendRecv, {h}, {sent},
            {{"group_size", int64_t{2}}, {"scope", shard_.pp_scope}});
       return {};
     }
 
+    if (spec_.dsv4.hc_mult > 1) h = HyperHead(h);
     const TensorId normed = Norm("final_norm", h, spec_.hidden, recipe_.compute);
     const TensorId last = Tensor("last_token_index", {seqs_}, Format::kInt32, Role::kInput);
     const TensorId head_in = Act("lm_head.in", {seqs_, hidden_}, recipe_.gemm_input);
@@ -259,11 +266,12 @@ class Builder {
   // x [rows, k] · w[out, k] (+ bias) -> [rows, out].
   TensorId Linear(std::string name, TensorId x, int64_t out, WeightRole role,
                   int64_t layer, bool bias, Format out_format) {
-    const Shape& xs = g_.tensors[x].shape;
-    const int64_t k = xs.back().constant();
+    // Copies, not references: Weight() below grows g_.tensors.
+    const Expr rows = g_.tensors[x].shape.front();
+    const int64_t k = g_.tensors[x].shape.back().constant();
     std::vector<TensorId> ins{x, Weight(Cat(name, ".weight"), {C(out), C(k)}, {role, layer, k})};
     if (bias) ins.push_back(Weight(Cat(name, ".bias"), {C(out)}, {WeightRole::kVector, layer, out}));
-    const TensorId y = Act(Cat(name, ".out"), {xs.front(), C(out)}, out_format);
+    const TensorId y = Act(Cat(name, ".out"), {rows, C(out)}, out_format);
     Node(std::move(name), OpKind::kLinear, std::move(ins), {y});
     return y;
   }
@@ -274,6 +282,7 @@ class Builder {
   TensorId Layer(int64_t i, TensorId h) {
     const LayerSpec& l = spec_.layers[i];
     const std::string p = "layers." + std::to_string(i) + ".";
+    if (spec_.dsv4.hc_mult > 1) return HyperLayer(p, i, h);
     const NormLayout layout = spec_.norm_layout;
     const bool post = layout == NormLayout::kSandwich || layout == NormLayout::kPost;
     if (layout == NormLayout::kParallel) return ParallelLayer(p, i, h);
@@ -334,6 +343,7 @@ class Builder {
       case Mixer::kMamba2: return Mamba2(p, i, x);
       case Mixer::kMamba1: return Mamba1(p, i, x);
       case Mixer::kKda: return Kda(p, i, x);
+      case Mixer::kDeepseekV4: return DeepseekV4Attention(p, i, x);
       case Mixer::kLinear:
         // DeciLM's replace_with_linear: the attention block is one hidden -> hidden matrix.
         return Linear(Cat(p, "attn.linear"), x, spec_.hidden, WeightRole::kAttnOut, i, false,
@@ -356,6 +366,172 @@ class Builder {
       case Ffn::kNone: break;
     }
     return x;
+  }
+
+  // The residual stream's width: hidden, or hc_mult copies of it (DeepSeek-V4).
+  Expr StreamWidth() const {
+    return spec_.dsv4.hc_mult > 1 ? C(spec_.dsv4.hc_mult * spec_.hidden) : hidden_;
+  }
+
+  // Manifold-Constrained Hyper-Connections (DeepseekV4HyperConnection): a weightless RMSNorm
+  // of the hc streams, the mix logits fn [(2 + hc)·hc, hc·hidden] (with base and scale), and
+  // the collapse of the streams into the sub-layer's input [n, hidden].
+  std::pair<TensorId, TensorId> HcCollapse(const std::string& name, TensorId streams, int64_t i) {
+    const int64_t hc = spec_.dsv4.hc_mult, mix = (2 + hc) * hc;
+    const TensorId flat = WeightlessNorm(Cat(name, ".input_norm"), streams, recipe_.compute);
+    const TensorId logits =
+        Linear(Cat(name, ".fn"), flat, mix, WeightRole::kRouter, i, false, Format::kF32);
+    const TensorId x = Act(Cat(name, ".collapse.out"), {n_, hidden_});
+    Node(Cat(name, ".collapse"), OpKind::kReduceSum,
+         {streams, logits, Vector(Cat(name, ".base"), i, mix), Vector(Cat(name, ".scale"), i, 3)},
+         {x}, {}, "HyperConnectionCollapse");
+    return {x, logits};
+  }
+
+  // Writes a sub-layer's output back into the hc streams: comb · streams + post · output.
+  TensorId HcExpand(const std::string& name, TensorId streams, TensorId out, TensorId logits) {
+    const TensorId y = Act(Cat(name, ".expand.out"), {n_, StreamWidth()});
+    Node(Cat(name, ".expand"), OpKind::kAdd, {streams, out, logits}, {y}, {},
+         "HyperConnectionExpand");
+    return y;
+  }
+
+  // A DeepSeek-V4 layer: hyper-connections around attention and around the MoE.
+  TensorId HyperLayer(const std::string& p, int64_t i, TensorId h) {
+    const LayerSpec& l = spec_.layers[i];
+    auto [x, mix] = HcCollapse(Cat(p, "attn_hc"), h, i);
+    x = Norm(Cat(p, "input_norm"), x, spec_.hidden, recipe_.gemm_input, i);
+    TensorId a = TpAllReduce(Cat(p, "mixer_all_reduce"), MixerBlock(p, i, l.mixer, x));
+    h = HcExpand(Cat(p, "attn_hc"), h, a, mix);
+    auto [y, mix2] = HcCollapse(Cat(p, "ffn_hc"), h, i);
+    y = Norm(Cat(p, "ffn_norm"), y, spec_.hidden, recipe_.gemm_input, i);
+    TensorId f = FfnBlock(p, i, y);
+    if (l.ffn != Ffn::kMoe || shard_.ep == 1) f = TpAllReduce(Cat(p, "ffn_all_reduce"), f);
+    return HcExpand(Cat(p, "ffn_hc"), h, f, mix2);
+  }
+
+  // DeepseekV4HyperHead: the streams collapse once more (hc_fn [hc, hc·hidden]) before the
+  // final norm.
+  TensorId HyperHead(TensorId streams) {
+    const int64_t hc = spec_.dsv4.hc_mult;
+    const TensorId flat = WeightlessNorm("hc_head.input_norm", streams, recipe_.compute);
+    const TensorId logits = Linear("hc_head.fn", flat, hc, WeightRole::kRouter, -1, false, Format::kF32);
+    const TensorId x = Act("hc_head.collapse.out", {n_, hidden_});
+    Node("hc_head.collapse", OpKind::kReduceSum,
+         {streams, logits, Vector("hc_head.base", -1, hc), Vector("hc_head.scale", -1, 1)}, {x}, {},
+         "HyperConnectionCollapse");
+    return x;
+  }
+
+  // One pooled entry per `ratio` tokens (DeepseekV4 compressors): kv and gate projections of
+  // coff·width (coff 2: overlapping windows), a learned position bias [ratio, coff·width], the
+  // softmax-weighted sum over each window, a norm and RoPE. Returns the new entries
+  // [ceil(n/ratio), width].
+  TensorId Compressor(const std::string& name, int64_t i, TensorId x, int64_t ratio, int64_t coff,
+                      int64_t width) {
+    const TensorId kv = Linear(Cat(name, ".kv_proj"), x, coff * width, WeightRole::kOtherMatrix, i,
+                               false, recipe_.compute);
+    const TensorId gate = Linear(Cat(name, ".gate_proj"), x, coff * width, WeightRole::kOtherMatrix,
+                                 i, false, recipe_.compute);
+    const TensorId bias = Weight(Cat(name, ".position_bias"), {C(ratio), C(coff * width)},
+                                 {WeightRole::kVector, i, coff * width});
+    const TensorId pooled = Act(Cat(name, ".pool.out"), {Expr::CeilDiv(n_, C(ratio)), C(width)});
+    Node(Cat(name, ".pool"), OpKind::kReduceSum, {kv, gate, bias}, {pooled}, {}, "CompressPool");
+    const TensorId normed = Norm(Cat(name, ".kv_norm"), pooled, width, recipe_.compute, i);
+    const TensorId rotated = Act(Cat(name, ".rope.out"), g_.tensors[normed].shape);
+    Node(Cat(name, ".rope"), OpKind::kRoPE, {normed}, {rotated});
+    return rotated;
+  }
+
+  // A compressed cache [seqs, ceil(ctx/ratio), 1, width]; per token it holds 1/ratio entry.
+  TensorId CompressedCache(const std::string& name, int64_t i, int64_t ratio, int64_t width) {
+    const TensorId cache =
+        State(name, {seqs_, Expr::CeilDiv(ctx_, C(ratio)), C(1), C(width)}, recipe_.kv);
+    const uint64_t entry = BytesWithoutTensorScale(recipe_.kv, {1, 1, 1, width});
+    out_.kv_caches.push_back({cache, i, 0, (entry + static_cast<uint64_t>(ratio) - 1) /
+                                               static_cast<uint64_t>(ratio)});
+    return cache;
+  }
+
+  // DeepSeek-V4 attention (DeepseekV4Attention): q through q_a / q_norm / q_b and a weightless
+  // per-head norm; one shared K = V head (kv_proj, kv_norm); attention over the sliding-window
+  // cache (with the per-head sinks) and, in CSA / HCA layers, over the compressed cache (CSA:
+  // the index_topk entries its indexer selects); RoPE undone on the output; the grouped
+  // low-rank output projection o_a (block-diagonal, an Einsum) then o_b.
+  TensorId DeepseekV4Attention(const std::string& p, int64_t i, TensorId x) {
+    const LayerSpec& l = spec_.layers[i];
+    const DeepseekV4Spec& v4 = spec_.dsv4;
+    const int64_t heads = spec_.attn.heads, d = spec_.attn.head_dim;
+    TensorId qa = Linear(Cat(p, "attn.q_a_proj"), x, v4.q_lora_rank, WeightRole::kOtherMatrix, i,
+                         false, recipe_.compute);
+    qa = Norm(Cat(p, "attn.q_norm"), qa, v4.q_lora_rank, recipe_.gemm_input, i);
+    TensorId q = Linear(Cat(p, "attn.q_b_proj"), qa, heads * d, WeightRole::kOtherMatrix, i, false,
+                        recipe_.compute);
+    q = WeightlessNorm(Cat(p, "attn.q_head_norm"), q, recipe_.compute);
+    TensorId kv = Linear(Cat(p, "attn.kv_proj"), x, d, WeightRole::kAttnQkv, i, false, recipe_.compute);
+    kv = Norm(Cat(p, "attn.kv_norm"), kv, d, recipe_.compute, i);
+    std::tie(q, kv) = Rope(Cat(p, "attn.rope"), q, kv);
+    const TensorId window_cache =
+        State(Cat(p, "attn.kv_cache"), {seqs_, CacheLength(v4.window), C(1), C(d)}, recipe_.kv);
+    out_.kv_caches.push_back(
+        {window_cache, i, v4.window, BytesWithoutTensorScale(recipe_.kv, {1, 1, 1, d})});
+    TensorId o = Act(Cat(p, "attn.window_attention.out"), {n_, C(heads * d)});
+    Node(Cat(p, "attn.window_attention"), OpKind::kPagedAttention,
+         {q, window_cache, kv, Vector(Cat(p, "attn.sinks"), i, heads)}, {o},
+         {{"q_heads", heads}, {"head_dim", d}, {"window", v4.window}});
+    if (l.compress > 0) {
+      const int64_t coff = l.sparse ? 2 : 1;
+      const TensorId entries = Compressor(Cat(p, "attn.compressor"), i, x, l.compress, coff, d);
+      const TensorId cache = CompressedCache(Cat(p, "attn.compressed_cache"), i, l.compress, d);
+      std::vector<TensorId> ins{q, cache, entries};
+      Attrs attrs{{"q_heads", heads}, {"head_dim", d}, {"compress", l.compress}};
+      if (l.sparse) {
+        ins.push_back(CompressedIndexer(p, i, x, qa, l.compress));
+        attrs.emplace_back("topk", spec_.indexer.topk);
+      }
+      const TensorId oc = Act(Cat(p, "attn.compressed_attention.out"), {n_, C(heads * d)});
+      Node(Cat(p, "attn.compressed_attention"), OpKind::kPagedAttention, std::move(ins), {oc},
+           std::move(attrs));
+      const TensorId sum = Act(Cat(p, "attn.attention_sum.out"), {n_, C(heads * d)});
+      Node(Cat(p, "attn.attention_sum"), OpKind::kAdd, {o, oc}, {sum}, {}, "SoftmaxMerge");
+      o = sum;
+    }
+    const TensorId derotated = Act(Cat(p, "attn.out_rope.out"), {n_, C(heads * d)}, recipe_.gemm_input);
+    Node(Cat(p, "attn.out_rope"), OpKind::kRoPE, {o}, {derotated});
+    // Grouped output projection: o_groups blocks of heads·d/o_groups -> o_lora_rank each.
+    const int64_t g = v4.o_groups, in_g = heads * d / g;
+    const TensorId grouped = Act(Cat(p, "attn.o_groups"), {n_, C(g), C(in_g)}, recipe_.gemm_input);
+    Node(Cat(p, "attn.o_groups.view"), OpKind::kReshape, {derotated}, {grouped});
+    const TensorId oa_w = Weight(Cat(p, "attn.o_a_proj.weight"), {C(g), C(v4.o_lora_rank), C(in_g)},
+                                 {WeightRole::kOtherMatrix, i, in_g});
+    const TensorId oa = Act(Cat(p, "attn.o_a_proj.out"), {n_, C(g), C(v4.o_lora_rank)});
+    Node(Cat(p, "attn.o_a_proj"), OpKind::kEinsum, {grouped, oa_w}, {oa},
+         {{"equation", std::string("ngk,gok->ngo")}});
+    const TensorId flat = Act(Cat(p, "attn.o_a_proj.flat"), {n_, C(g * v4.o_lora_rank)},
+                              recipe_.gemm_input);
+    Node(Cat(p, "attn.o_a_proj.view"), OpKind::kReshape, {oa}, {flat});
+    return Linear(Cat(p, "attn.o_b_proj"), flat, spec_.hidden, WeightRole::kAttnOut, i, false,
+                  recipe_.compute);
+  }
+
+  // The CSA layer's lightning indexer (DeepseekV4Indexer): its own pooled index keys (one per
+  // `ratio` tokens, overlapping windows), queries from the q latent, per-head weights.
+  TensorId CompressedIndexer(const std::string& p, int64_t i, TensorId x, TensorId q_latent,
+                             int64_t ratio) {
+    const IndexerSpec& s = spec_.indexer;
+    const std::string q = Cat(p, "attn.compressor.indexer");
+    const TensorId keys = Compressor(q, i, x, ratio, 2, s.head_dim);
+    const TensorId cache = CompressedCache(Cat(q, ".k_cache"), i, ratio, s.head_dim);
+    const TensorId qi = Linear(Cat(q, ".q_b_proj"), q_latent, s.heads * s.head_dim,
+                               WeightRole::kOtherMatrix, i, false, recipe_.compute);
+    const TensorId qr = Act(Cat(q, ".q_rope.out"), g_.tensors[qi].shape);
+    Node(Cat(q, ".q_rope"), OpKind::kRoPE, {qi}, {qr});
+    const TensorId w = Linear(Cat(q, ".weights_proj"), x, s.heads, WeightRole::kOtherMatrix, i,
+                              false, Format::kF32);
+    const TensorId indices = Act(Cat(q, ".topk.ids"), {n_, C(s.topk)}, Format::kInt32);
+    Node(Cat(q, ".score"), OpKind::kLightningIndexer, {qr, w, cache, keys}, {indices},
+         {{"heads", s.heads}, {"head_dim", s.head_dim}, {"topk", s.topk}, {"compress", ratio}});
+    return indices;
   }
 
   // The cache length of a windowed (W) or chunked layer: min(ctx, W), built once per W.
@@ -759,7 +935,7 @@ class Builder {
     Node(Cat(p, "router"), OpKind::kRouter, std::move(rin), {logits});
     const TensorId scores = Act(Cat(p, "scores.out"), {n_, e}, Format::kF32);
     std::vector<TensorId> sin{logits};
-    if (m.score_correction_bias) {
+    if (m.score_correction_bias && !spec_.layers[i].hash_routed) {
       sin.push_back(Weight(Cat(p, "e_score_correction_bias"), {e},
                            {WeightRole::kScoreBias, i, m.experts}));
     }
