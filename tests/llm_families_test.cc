@@ -220,6 +220,65 @@ TEST(HfFamilies, Llama4ScoutAndMaverick) {
 // Qwen3-VL-235B-A22B (Qwen card: 235B total, 22B activated); the text model is costed.
 TEST(HfFamilies, Qwen3Vl) { ExpectParams(Build("qwen3-vl-235b-a22b-thinking"), 235, 22); }
 
+// ---- DeepSeek-V4 ---------------------------------------------------------------------------
+
+// Parameters of the weights whose names start with `prefix` (one layer's sub-block).
+uint64_t ParamsUnder(const StepGraph& g, std::string_view prefix) {
+  uint64_t total = 0;
+  for (const ir::Tensor& t : g.graph.tensors) {
+    if (t.role != ir::Role::kWeight || !t.name.starts_with(prefix)) continue;
+    uint64_t elements = 1;
+    for (const expr::Expr& d : t.shape) elements *= static_cast<uint64_t>(d.constant());
+    total += elements;
+  }
+  return total;
+}
+
+// DeepSeek-V4 (DeepSeek's V4 release: V4-Pro 1.6T total / 49B activated, V4-Flash 284B / 13B).
+// The compressed KV: per token a CSA layer (ratio 4) stores 1/4 of a 512-wide entry and 1/4 of
+// its indexer's 128-wide key, an HCA layer (ratio 128) 1/128 of a 512-wide entry; every layer
+// also holds a 128-token window of 512-wide entries.
+TEST(HfFamilies, DeepSeekV4FlashAndPro) {
+  const Built flash = Build("deepseek-v4-flash");
+  ExpectParams(flash, 284, 13);
+  const Built pro = Build("deepseek-v4-pro");
+  ExpectParams(pro, 1600, 49);
+  // Flash: compress_ratios 0, 0, then 4 / 128 alternating: 21 CSA and 20 HCA layers.
+  EXPECT_EQ(flash.figures.kv_bytes_per_token, 21u * (512 * 2 / 4 + 128 * 2 / 4) + 20u * (512 * 2 / 128));
+  // Pro: 30 CSA, 31 HCA layers. DeepSeek's V4 release: "the 1M token context KV cache ...
+  // 9.62 GiB/sequence (in bf16)" (as reported by AINews, 2026-04-25): 9848 B per token ·
+  // 2^20 tokens plus the 61 windows of 128 · 512 · 2 B.
+  EXPECT_EQ(pro.figures.kv_bytes_per_token, 30u * 320 + 31u * 8);
+  const uint64_t million = uint64_t{1} << 20;
+  const uint64_t per_seq = llm::BytesPerSeq(pro.step, pro.figures, int64_t(million));
+  EXPECT_EQ(per_seq, 9848 * million + 61u * 128 * 512 * 2);
+  EXPECT_NEAR(static_cast<double>(per_seq) / double(uint64_t{1} << 30), 9.62, 0.005);
+  // Hash-routed layers (num_hash_layers 3) and the MTP module apart from the total.
+  EXPECT_EQ(flash.spec.mtp.modules, 1);
+  EXPECT_GT(flash.step.params_mtp, 0u);
+}
+
+// One Flash CSA layer's attention parameters, from DeepseekV4Attention's shapes (hidden 4096,
+// 64 heads of 512, q_lora_rank 1024, o_groups 8, o_lora_rank 1024; indexer 64 heads of 128).
+TEST(HfFamilies, DeepSeekV4AttentionParameters) {
+  const Built b = Build("deepseek-v4-flash");
+  const uint64_t h = 4096, H = 64, d = 512, qr = 1024, g = 8, orank = 1024, hi = 64, di = 128;
+  const uint64_t core = h * qr + qr + qr * H * d   // q_a, q_norm, q_b
+                        + h * d + d + H              // kv_proj, kv_norm, sinks
+                        + g * orank * (H * d / g)    // o_a: per group o_lora_rank × heads·d/g
+                        + orank * g * h;             // o_b
+  const uint64_t csa = 2 * h * 2 * d + 4 * 2 * d + d;        // compressor kv, gate, bias, norm
+  const uint64_t indexer = 2 * h * 2 * di + 4 * 2 * di + di  // its own compressor
+                           + qr * hi * di + h * hi;          // q_b, weights_proj
+  EXPECT_EQ(ParamsUnder(b.step, "layers.0.attn."), core);  // compress_ratios[0] = 0
+  EXPECT_EQ(ParamsUnder(b.step, "layers.2.attn."), core + csa + indexer);
+  const uint64_t hca = 2 * h * d + 128 * d + d;
+  EXPECT_EQ(ParamsUnder(b.step, "layers.3.attn."), core + hca);
+  // Hyper-connections (hc_mult 4): before attention and before the MoE a mix
+  // fn [(2 + 4)·4, 4·4096], base (24) and scale (3).
+  EXPECT_EQ(ParamsUnder(b.step, "layers.0.attn_hc."), 24 * 4 * h + 24 + 3);
+}
+
 // ---- Latent MoE and layers_block_type -------------------------------------------------------
 
 // Nemotron 3 Ultra (arXiv 2606.15007: 550B total, 55B active), layers_block_type and
@@ -326,6 +385,25 @@ TEST(HfOpSemantics, LatentMoeSizesNemotron3Super) {
   // projections 2 · 4096 · 1024, where the wide form holds 512 · 2 · 2688 · 4096.
   const uint64_t e = 512, i = 2688, h = 4096, l = 1024;
   EXPECT_EQ(g->params_total - f->params_total, 40 * (e * 2 * i * (h - l) - 2 * h * l));
+}
+
+// One decode step of Flash at context P = 10000: the HCA layer attends to all ceil(P/128)
+// compressed entries, the CSA layer to index_topk = 512 of its ceil(P/4), and its indexer
+// scores all ceil(P/4) pooled keys: 2·entries·H_I·(d_I + 1).
+TEST(HfOpSemantics, DeepSeekV4CompressedAttention) {
+  const Built b = Build("deepseek-v4-flash");
+  const uint64_t p = 10000, H = 64, d = 512;
+  const llm::StepResult r = Decode(b.step, 1, int64_t(p));
+  const uint64_t hca_entries = (p + 127) / 128, csa_entries = p / 4;
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.3.attn.compressed_attention").flops,
+            2 * hca_entries * H * (d + d));
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.2.attn.compressed_attention").flops, 2 * 512 * H * (d + d));
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.2.attn.compressor.indexer.score").flops,
+            2 * csa_entries * 64 * (128 + 1));
+  // The window: the 128 cached rows (query included) of one shared K = V head.
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.3.attn.window_attention").flops, 2 * 128 * H * (d + d));
+  // The grouped o_a projection: 2 · 8 groups · 1024 · (64 · 512 / 8).
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.3.attn.o_a_proj").flops, 2u * 8 * 1024 * 4096);
 }
 
 }  // namespace
