@@ -279,6 +279,38 @@ TEST(HfFamilies, DeepSeekV4AttentionParameters) {
   EXPECT_EQ(ParamsUnder(b.step, "layers.0.attn_hc."), 24 * 4 * h + 24 + 3);
 }
 
+// ---- Per-layer heterogeneous blocks (block_configs) -------------------------------------------
+
+// Llama-3.3-Nemotron-Super-49B-v1 (NVIDIA's card: 49B; the config from NeMo's copy, see
+// tests/fixtures/hf/SOURCES.md). Of its 80 layers 49 keep attention (8 query heads per KV head:
+// 8 KV heads of 128), 31 skip it; every FFN width comes from ffn_mult by DeciLM's rule
+// I = ceil256(int(2·ffn_mult·8192/3)). Counted from the config: 49 layers at 5.25 (28672),
+// 6 at 2.625 (14336), 10 at 1.3125 (7168), 8 at 1.0 (5632), 6 at 0.5 (2816), 1 at 3.28125
+// (17920). NeMo's copy lists 81 blocks; DeciLM builds the first 80.
+TEST(HfFamilies, NemotronSuper49bBlockConfigs) {
+  const Built b = Build("llama-3.3-nemotron-super-49b-v1.json");
+  const uint64_t h = 8192, v = 128256;
+  const uint64_t attention = 2 * h * h + 2 * h * 8 * 128 + h;  // q, o, k, v, input norm
+  const uint64_t ffn_widths = 49 * 28672 + 6 * 14336 + 10 * 7168 + 8 * 5632 + 6 * 2816 + 17920;
+  const uint64_t expected = 2 * v * h + h                      // embedding, head, final norm
+                            + 49 * attention + 3 * h * ffn_widths + 80 * h;  // + FFN norms
+  EXPECT_EQ(b.figures.params_total, expected);                 // 49,867,145,216
+  EXPECT_NEAR(Billions(b.figures.params_total), 49, 0.08 * 49);  // the card's "49B"
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 49u * 2 * 8 * 128 * 2);
+  EXPECT_EQ(b.spec.layers[62].ffn_width, 2816);  // ffn_mult 0.5: int(2730.67) rounded up
+  EXPECT_EQ(b.spec.layers[6].mixer, Mixer::kNone);  // attention no_op
+  EXPECT_NE(std::find(b.spec.assumptions.begin(), b.spec.assumptions.end(),
+                      "block_configs has 81 entries: the model's 80 layers use the first 80 (as "
+                      "DeciLM does), the rest are not costed"),
+            b.spec.assumptions.end());
+  // Fewer blocks than layers is an error naming the field.
+  std::string json = Config("llama-3.3-nemotron-super-49b-v1.json");
+  const size_t at = json.find("\"num_hidden_layers\": 80");
+  ASSERT_NE(at, std::string::npos);
+  json.replace(at, 23, "\"num_hidden_layers\": 90");
+  EXPECT_NE(ParseError(json).find("block_configs"), std::string::npos) << ParseError(json);
+}
+
 // ---- Latent MoE and layers_block_type -------------------------------------------------------
 
 // Nemotron 3 Ultra (arXiv 2606.15007: 550B total, 55B active), layers_block_type and

@@ -83,9 +83,17 @@ Result<void> ReadNemotronNas(const Reader& r) {
     return MakeError(r.object().origin() + ": missing field 'block_configs' (required for " +
                      "model_type '" + spec.model_type + "')");
   }
-  if (static_cast<int64_t>(blocks->size()) != layers) {
-    return r.Fail("block_configs", "has " + std::to_string(blocks->size()) +
+  const auto entries = static_cast<int64_t>(blocks->size());
+  if (entries < layers) {
+    return r.Fail("block_configs", "has " + std::to_string(entries) +
                                        " entries, num_hidden_layers is " + std::to_string(layers));
+  }
+  if (entries > layers) {
+    // DeciLM builds num_hidden_layers layers from block_configs[0 .. L-1]; the rest are unused.
+    spec.assumptions.push_back("block_configs has " + std::to_string(entries) +
+                               " entries: the model's " + std::to_string(layers) +
+                               " layers use the first " + std::to_string(layers) +
+                               " (as DeciLM does), the rest are not costed");
   }
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{});
   int64_t first_kv = 0;
