@@ -220,6 +220,22 @@ TEST(HfFamilies, Llama4ScoutAndMaverick) {
 // Qwen3-VL-235B-A22B (Qwen card: 235B total, 22B activated); the text model is costed.
 TEST(HfFamilies, Qwen3Vl) { ExpectParams(Build("qwen3-vl-235b-a22b-thinking"), 235, 22); }
 
+// GLM-4.7 (zai-org card: 355B total, 32B active, as GLM-4.5) and GLM-4.7-Flash (the card's
+// "30B-A3B"; a new model_type, glm4_moe_lite, read as one table row: DeepSeek-V2's MLA + MoE).
+// Both fixtures are aiconfigurator's trimmed copies (SOURCES.md): attention_bias and use_qk_norm
+// take Glm4MoeConfig's defaults, a few million parameters at most.
+TEST(HfFamilies, Glm47AndGlm47Flash) {
+  ExpectParams(Build("glm-4.7-fp8.json"), 355, 32);
+  const Built flash = Build("glm-4.7-flash.json");
+  EXPECT_NEAR(Billions(flash.figures.params_total), 30, 0.08 * 30);
+  // "A3B" leaves out the embedding and the head (154880 · 2048 each): 3.27 B, where the
+  // active count with them is 3.90 B.
+  EXPECT_NEAR(Billions(flash.figures.params_active - 2 * flash.figures.params_embedding), 3,
+              0.20 * 3);
+  // MLA latent cache: 47 layers · (512 + 64) · 2 bytes per token.
+  EXPECT_EQ(flash.figures.kv_bytes_per_token, 47u * (512 + 64) * 2);
+}
+
 // ---- DeepSeek-V4 ---------------------------------------------------------------------------
 
 // Parameters of the weights whose names start with `prefix` (one layer's sub-block).

@@ -206,6 +206,10 @@ inline constexpr Family kFamilies[] = {
     {.model_type = "glm_moe_dsa", .reader = ReaderKind::kMla, .vocab = 154880,
      .moe = MoePlacement::kFirstDense, .first_dense = 3, .shared_experts = 1,
      .sigmoid_router = true},
+    // GLM-4.7-Flash (Glm4MoeLiteConfig): DeepSeek-V2's layout, MLA with a noaux_tc router.
+    {.model_type = "glm4_moe_lite", .reader = ReaderKind::kMla, .vocab = 154880,
+     .moe = MoePlacement::kFirstDense, .first_dense = 1, .shared_experts = 1,
+     .sigmoid_router = true},
     {.model_type = "kimi_linear", .reader = ReaderKind::kKimiLinear, .vocab = 163840,
      .moe = MoePlacement::kFirstDense, .first_dense = 1, .shared_experts = 1,
      .sigmoid_router = true},
