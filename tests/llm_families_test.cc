@@ -454,5 +454,57 @@ TEST(HfOpSemantics, DeepSeekV4CompressedAttention) {
   EXPECT_EQ(NodeNamed(b.step, r, "layers.3.attn.o_a_proj").flops, 2u * 8 * 1024 * 4096);
 }
 
+// Kimi Delta Attention (kimi_linear). No Kimi-Linear config.json was found to copy, so this
+// config is written here in its shape (SOURCES.md): 8 layers, linear_attn_config with 32 KDA
+// heads of 128, full attention (MLA) at the 1-based layers 4 and 8. Per KDA layer and sequence
+// the recurrent state is 32·128·128 and the conv state 3·4096·(4 − 1) values; one decode token
+// updates the state in 4·H·d·d FLOPs (decay, the delta-rule rank-1 update, the read-out).
+TEST(HfOpSemantics, KimiDeltaAttentionState) {
+  const std::string json = R"({"model_type": "kimi_linear", "hidden_size": 2304,
+    "num_hidden_layers": 8, "num_attention_heads": 32, "num_key_value_heads": 32,
+    "kv_lora_rank": 512, "q_lora_rank": null, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+    "v_head_dim": 128, "mla_use_nope": true, "num_experts": 256, "num_experts_per_token": 8,
+    "num_shared_experts": 1, "moe_intermediate_size": 1024, "intermediate_size": 9216,
+    "first_k_dense_replace": 1, "vocab_size": 163840, "torch_dtype": "bfloat16",
+    "linear_attn_config": {"num_heads": 32, "head_dim": 128, "short_conv_kernel_size": 4,
+      "kda_layers": [1, 2, 3, 5, 6, 7], "full_attn_layers": [4, 8]}})";
+  auto spec = ParseHfConfig(json, "kimi-linear.json");
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ(spec->layers[0].mixer, Mixer::kKda);
+  EXPECT_EQ(spec->layers[3].mixer, Mixer::kMla);
+  auto step = BuildStepGraph(*spec, *ResolveRecipe(*spec, {}));
+  ASSERT_TRUE(step) << step.error().message;
+  auto f = llm::ComputeModelFigures(*step);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->state_bytes_per_seq, 6u * (32 * 128 * 128 + 3 * 4096 * 3) * 2);
+  EXPECT_EQ(f->kv_bytes_per_token, 2u * (512 + 64) * 2);  // the two MLA layers' latent rows
+  const llm::StepResult r = Decode(*step, 1, 4096);
+  const cost::NodeCost& rule = NodeNamed(*step, r, "layers.0.kda.delta_rule");
+  EXPECT_EQ(rule.flops, uint64_t{4} * 32 * 128 * 128);
+  EXPECT_EQ(rule.bytes_state, uint64_t{2} * 32 * 128 * 128 * 2);  // read and written back
+}
+
+// Mamba (MambaConfig), in the shape of state-spaces/mamba-130m-hf (hidden 768, 24 layers,
+// state 16, expand 2, conv 4, dt rank "auto" = 48, vocab 50280, tied); the config is written
+// here. Per layer: in_proj 768·3072, conv1d 1536·4 + 1536, x_proj 1536·(48 + 2·16), dt_proj
+// 48·1536 + 1536, A_log 1536·16, D 1536, out_proj 1536·768, norm 768.
+TEST(HfFamilies, Mamba1ClosedForm) {
+  const std::string json = R"({"model_type": "mamba", "hidden_size": 768,
+    "num_hidden_layers": 24, "state_size": 16, "expand": 2, "conv_kernel": 4,
+    "time_step_rank": "auto", "vocab_size": 50280, "torch_dtype": "float32"})";
+  auto spec = ParseHfConfig(json, "mamba.json");
+  ASSERT_TRUE(spec) << spec.error().message;
+  auto step = BuildStepGraph(*spec, *ResolveRecipe(*spec, {}));
+  ASSERT_TRUE(step) << step.error().message;
+  auto f = llm::ComputeModelFigures(*step);
+  ASSERT_TRUE(f);
+  const uint64_t layer = 768 * 3072 + 1536 * 4 + 1536 + 1536 * 80 + 48 * 1536 + 1536 +
+                         1536 * 16 + 1536 + 1536 * 768 + 768;
+  EXPECT_EQ(f->params_total, 24 * layer + 50280 * 768 + 768);  // 129,135,360: mamba-130m's
+  // State per sequence at fp32: the SSM state 1536·16 and the conv state 1536·3 per layer.
+  EXPECT_EQ(f->state_bytes_per_seq, 24u * (1536 * 16 + 1536 * 3) * 4);
+  EXPECT_EQ(f->kv_bytes_per_token, 0u);
+}
+
 }  // namespace
 }  // namespace opscope::import::hf

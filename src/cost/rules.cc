@@ -661,8 +661,11 @@ void AddStateWriteBack(const RuleInput& in, const ResolvedTensor& state, NodeCos
   c.bytes_state += state.bytes;
 }
 
-// GdnRecurrence / SsmUpdate   x[n, ...], state [seqs, heads, a, b] (read and written)
+// GdnRecurrence / KdaRecurrence / SsmUpdate   x[n, ...], state [seqs, heads, a, b] (read
+//   and written)
 //   flops = 4 · n · (state elements of one sequence)
+//   (per token and state element: the decay, the delta-rule rank-1 update and the read-out;
+//   KDA's decay is per channel where Gated DeltaNet's is per head, the same order)
 RuleResult RecurrenceRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.empty()) return BadInput(in, "needs x and its state");
   const ResolvedTensor* state = FindState(in);
