@@ -4,7 +4,10 @@
 // check, --model-type, and the multi-token-prediction count.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -132,6 +135,35 @@ TEST(HfModelTypeOption, ReadsACustomLlamaShapedTypeWithAKnownReader) {
   EXPECT_EQ(spec->assumptions[0], "model_type 'acme_lm' read as 'llama' (--model-type)");
   EXPECT_EQ(ParseError(custom, ParseOptions{.model_type = "acme"}).substr(0, 52),
             "option '--model-type': \"acme\" is not a model_type op");
+}
+
+// The CLI's --model-type: a custom type reads with a known reader, the report says so; an
+// unknown NAME is an error naming the option (exit 2).
+TEST(HfModelTypeOption, CommandLine) {
+  const std::string dir = ::testing::TempDir();
+  const std::string config = dir + "/opscope_model_type.json";
+  std::string json = kLlama;
+  json.replace(json.find("\"llama\""), 7, "\"my_llama\"");
+  std::ofstream(config) << json << "}";
+  const std::string out = dir + "/opscope_model_type.out";
+  auto run = [&](const std::string& args) {
+    const int raw = std::system((std::string(OPSCOPE_BINARY) + " llm " + config + " " + args +
+                                 " >" + out + " 2>&1").c_str());
+    std::ifstream in(out);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return std::pair{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, ss.str()};
+  };
+  const auto [ok_status, ok_text] = run("--model-type llama");
+  EXPECT_EQ(ok_status, 0) << ok_text;
+  EXPECT_NE(ok_text.find("model_type 'my_llama' read as 'llama' (--model-type)"),
+            std::string::npos) << ok_text;
+  const auto [bad_status, bad_text] = run("--model-type bert");
+  EXPECT_EQ(bad_status, 2);
+  EXPECT_EQ(bad_text.rfind("opscope: error: option '--model-type': \"bert\"", 0), 0u) << bad_text;
+  const auto [plain_status, plain_text] = run("");
+  EXPECT_EQ(plain_status, 2);
+  EXPECT_NE(plain_text.find("--model-type llama"), std::string::npos) << plain_text;
 }
 
 // ---- Multi-token prediction ------------------------------------------------------------------

@@ -36,6 +36,7 @@ struct LlmOptions {
   std::optional<std::string> weights, activations, kv_dtype, state_dtype;
   double mem_util = 0.9;
   llm::Degrees degrees;  // --tp --ep --pp --dp-attention --gpus-per-node --micro-batches
+  import::hf::ParseOptions parse;  // --model-type
   OutputOptions output;
 };
 
@@ -123,7 +124,7 @@ Result<int> RunLlm(const LlmOptions& o) {
   if (!source) return std::unexpected(source.error());
   auto device = device::ResolveDevice(o.device);
   if (!device) return std::unexpected(device.error());
-  auto spec = import::hf::ParseHfConfig(source->text, source->origin);
+  auto spec = import::hf::ParseHfConfig(source->text, source->origin, o.parse);
   if (!spec) return std::unexpected(spec.error());
   import::hf::RecipeOptions recipe_options{o.weights, o.activations, o.kv_dtype, o.state_dtype};
   auto recipe = import::hf::ResolveRecipe(*spec, recipe_options);
@@ -217,6 +218,7 @@ Command AddLlmCommand(CLI::App& root) {
   app->add_option("--mem-util", o->mem_util,
                   "Fraction of device memory weights + KV + state may use (max_batch)")
       ->capture_default_str();
+  app->add_option("--model-type", o->parse.model_type, "Read the config as this known model_type (a custom type of that shape)");
   app->add_option("--tp", o->degrees.tp,
                   "Tensor-parallel degree: heads, MLP columns, vocabulary split this many ways")
       ->capture_default_str();
