@@ -168,74 +168,56 @@ Result<std::vector<LayerSpec>> NemotronHBlocks(const Reader& r) {
 
 // nemotron_h (NemotronHConfig): one block per pattern entry — Mamba2, attention, MLP (squared
 // ReLU), MoE (optionally latent: moe_latent_size).
-Result<void> ReadNemotronH(const Reader& r) {
+namespace {
+
+// Nemotron-H's attention blocks: no RoPE, head_dim (older configs: attention_head_dim).
+Result<void> ReadNemotronHAttention(const Reader& r) {
   ModelSpec& spec = r.spec();
-  OPSCOPE_TRY(blocks, NemotronHBlocks(r));
-  spec.layers = std::move(blocks);
-  auto has = [&](auto pred) { return std::any_of(spec.layers.begin(), spec.layers.end(), pred); };
-  const bool attention = has([](const LayerSpec& l) { return l.mixer == Mixer::kAttention; });
-  const bool mamba = has([](const LayerSpec& l) { return l.mixer == Mixer::kMamba2; });
-  const bool mlp = has([](const LayerSpec& l) { return l.ffn == Ffn::kDense; });
-  const bool moe = has([](const LayerSpec& l) { return l.ffn == Ffn::kMoe; });
-  if (attention) {
-    // head_dim: NemotronHConfig default 128; older configs call it attention_head_dim.
-    OPSCOPE_TRY(legacy_head_dim, r.Int("attention_head_dim"));
-    if (legacy_head_dim && !r.Has("head_dim")) {
-      OPSCOPE_CHECK(ReadAttentionHeads(r, false));
-      spec.attn.head_dim = *legacy_head_dim;
-    } else {
-      OPSCOPE_CHECK(ReadAttentionHeads(r));
-    }
-    OPSCOPE_TRY(bias, r.BoolOr("attention_bias", false));
-    spec.attn.qkv_bias = spec.attn.o_bias = bias;
-    spec.attn.rope = false;  // NemotronHAttention applies no rotary embedding
-    OPSCOPE_TRY(window, r.WindowOr("sliding_window", 0));  // NemotronHConfig: None
-    for (LayerSpec& l : spec.layers) {
-      if (l.mixer == Mixer::kAttention) l.window = window;
-    }
+  // head_dim: NemotronHConfig default 128; older configs call it attention_head_dim.
+  OPSCOPE_TRY(legacy_head_dim, r.Int("attention_head_dim"));
+  if (legacy_head_dim && !r.Has("head_dim")) {
+    OPSCOPE_CHECK(ReadAttentionHeads(r, false));
+    spec.attn.head_dim = *legacy_head_dim;
+  } else {
+    OPSCOPE_CHECK(ReadAttentionHeads(r));
   }
-  if (mamba) {
-    // NemotronHMamba2Mixer: in_proj / out_proj bias = use_bias (remote code: mamba_proj_bias).
-    OPSCOPE_TRY(use_bias, r.BoolOr("use_bias", false));
-    OPSCOPE_TRY(proj_bias, r.BoolOr("mamba_proj_bias", false));
-    OPSCOPE_CHECK(ReadMamba2Mixer(r, "mamba_num_heads", "mamba_head_dim", "ssm_state_size",
-                                  use_bias || proj_bias));
-    OPSCOPE_CHECK(r.IntOr("expand", 2));  // the inner width is mamba_num_heads·mamba_head_dim
+  OPSCOPE_TRY(bias, r.BoolOr("attention_bias", false));
+  spec.attn.qkv_bias = spec.attn.o_bias = bias;
+  spec.attn.rope = false;  // NemotronHAttention applies no rotary embedding
+  OPSCOPE_TRY(window, r.WindowOr("sliding_window", 0));  // NemotronHConfig: None
+  for (LayerSpec& l : spec.layers) {
+    if (l.mixer == Mixer::kAttention) l.window = window;
   }
-  OPSCOPE_TRY(mlp_bias, r.BoolOr("mlp_bias", false));
-  OPSCOPE_TRY(act, r.StringOr("mlp_hidden_act", "relu2"));
-  OPSCOPE_CHECK(r.Int("intermediate_size"));  // read either way: it sizes the "-" blocks only
-  if (mlp) {
-    OPSCOPE_TRY(inter, r.Required("intermediate_size"));
-    spec.mlp = MlpSpec{inter, ActivationFor(act), mlp_bias};
+  return {};
+}
+
+// Nemotron-H's MoE blocks: sigmoid router with a correction bias, shared expert, latent MoE.
+Result<void> ReadNemotronHMoe(const Reader& r, Activation act) {
+  ModelSpec& spec = r.spec();
+  OPSCOPE_CHECK(ReadMoeCounts(r, "moe_intermediate_size"));
+  spec.moe.act = act;
+  OPSCOPE_TRY(shared, r.CountOr("n_shared_experts", 1));
+  if (shared > 0) {
+    OPSCOPE_TRY(width, r.Required("shared_expert_intermediate_size"));
+    spec.moe.shared_intermediate = width;
   }
-  if (moe) {
-    OPSCOPE_CHECK(ReadMoeCounts(r, "moe_intermediate_size"));
-    spec.moe.act = ActivationFor(act);
-    OPSCOPE_TRY(shared, r.CountOr("n_shared_experts", 1));
-    if (shared > 0) {
-      OPSCOPE_TRY(width, r.Required("shared_expert_intermediate_size"));
-      spec.moe.shared_intermediate = width;
-    }
-    spec.moe.sigmoid_scores = true;         // NemotronHTopkRouter: sigmoid
-    spec.moe.score_correction_bias = true;  // with e_score_correction_bias
-    // Latent MoE (NemotronHMoE): fc1_latent_proj [latent, hidden] and fc2_latent_proj
-    // [hidden, latent] around experts that run in the latent width.
-    OPSCOPE_TRY(latent, r.CountOr("moe_latent_size", 0));
-    spec.moe.latent = latent;
-    // moe_shared_expert_overlap: whether the shared expert runs concurrently with the routed
-    // ones (a schedule, no shapes).
-    OPSCOPE_CHECK(r.Bool("moe_shared_expert_overlap"));
-    spec.moe.expert_bias = false;
-  }
-  // mamba_ssm_cache_dtype: NemotronHConfig default "float32".
-  OPSCOPE_TRY(ssm, r.StringOr("mamba_ssm_cache_dtype", "float32"));
-  if (mamba) {
-    OPSCOPE_TRY(f, ParseDtype(r.object(), "mamba_ssm_cache_dtype", ssm));
-    spec.ssm_state_dtype = f;
-  }
-  // MTP: one module of the blocks mtp_layers_block_type lists (NemotronHConfig default:
-  // attention, then MoE), or mtp_hybrid_override_pattern's.
+  spec.moe.sigmoid_scores = true;         // NemotronHTopkRouter: sigmoid
+  spec.moe.score_correction_bias = true;  // with e_score_correction_bias
+  // Latent MoE (NemotronHMoE): fc1_latent_proj [latent, hidden] and fc2_latent_proj
+  // [hidden, latent] around experts that run in the latent width.
+  OPSCOPE_TRY(latent, r.CountOr("moe_latent_size", 0));
+  spec.moe.latent = latent;
+  // moe_shared_expert_overlap: whether the shared expert runs concurrently with the routed
+  // ones (a schedule, no shapes).
+  OPSCOPE_CHECK(r.Bool("moe_shared_expert_overlap"));
+  spec.moe.expert_bias = false;
+  return {};
+}
+
+// MTP: one module of the blocks mtp_layers_block_type lists (NemotronHConfig default:
+// attention, then MoE), or mtp_hybrid_override_pattern's.
+Result<void> ReadNemotronHMtp(const Reader& r) {
+  ModelSpec& spec = r.spec();
   OPSCOPE_TRY(mtp_listed, r.StringList("mtp_layers_block_type"));
   OPSCOPE_TRY(mtp_pattern, r.StringOr("mtp_hybrid_override_pattern", ""));
   std::vector<std::string> mtp_blocks = mtp_listed.value_or(std::vector<std::string>{});
@@ -252,6 +234,44 @@ Result<void> ReadNemotronH(const Reader& r) {
     spec.mtp.blocks.push_back(l);
   }
   return ReadMtp(r);
+}
+
+}  // namespace
+
+Result<void> ReadNemotronH(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  OPSCOPE_TRY(blocks, NemotronHBlocks(r));
+  spec.layers = std::move(blocks);
+  auto has = [&](auto pred) { return std::any_of(spec.layers.begin(), spec.layers.end(), pred); };
+  const bool mamba = has([](const LayerSpec& l) { return l.mixer == Mixer::kMamba2; });
+  if (has([](const LayerSpec& l) { return l.mixer == Mixer::kAttention; })) {
+    OPSCOPE_CHECK(ReadNemotronHAttention(r));
+  }
+  if (mamba) {
+    // NemotronHMamba2Mixer: in_proj / out_proj bias = use_bias (remote code: mamba_proj_bias).
+    OPSCOPE_TRY(use_bias, r.BoolOr("use_bias", false));
+    OPSCOPE_TRY(proj_bias, r.BoolOr("mamba_proj_bias", false));
+    OPSCOPE_CHECK(ReadMamba2Mixer(r, "mamba_num_heads", "mamba_head_dim", "ssm_state_size",
+                                  use_bias || proj_bias));
+    OPSCOPE_CHECK(r.IntOr("expand", 2));  // the inner width is mamba_num_heads·mamba_head_dim
+  }
+  OPSCOPE_TRY(mlp_bias, r.BoolOr("mlp_bias", false));
+  OPSCOPE_TRY(act, r.StringOr("mlp_hidden_act", "relu2"));
+  OPSCOPE_CHECK(r.Int("intermediate_size"));  // read either way: it sizes the "-" blocks only
+  if (has([](const LayerSpec& l) { return l.ffn == Ffn::kDense; })) {
+    OPSCOPE_TRY(inter, r.Required("intermediate_size"));
+    spec.mlp = MlpSpec{inter, ActivationFor(act), mlp_bias};
+  }
+  if (has([](const LayerSpec& l) { return l.ffn == Ffn::kMoe; })) {
+    OPSCOPE_CHECK(ReadNemotronHMoe(r, ActivationFor(act)));
+  }
+  // mamba_ssm_cache_dtype: NemotronHConfig default "float32".
+  OPSCOPE_TRY(ssm, r.StringOr("mamba_ssm_cache_dtype", "float32"));
+  if (mamba) {
+    OPSCOPE_TRY(f, ParseDtype(r.object(), "mamba_ssm_cache_dtype", ssm));
+    spec.ssm_state_dtype = f;
+  }
+  return ReadNemotronHMtp(r);
 }
 
 }  // namespace opscope::import::hf

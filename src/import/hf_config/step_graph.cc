@@ -479,27 +479,40 @@ class Builder {
     Node(Cat(p, "attn.window_attention"), OpKind::kPagedAttention,
          {q, window_cache, kv, Vector(Cat(p, "attn.sinks"), i, heads)}, {o},
          {{"q_heads", heads}, {"head_dim", d}, {"window", v4.window}});
-    if (l.compress > 0) {
-      const int64_t coff = l.sparse ? 2 : 1;
-      const TensorId entries = Compressor(Cat(p, "attn.compressor"), i, x, l.compress, coff, d);
-      const TensorId cache = CompressedCache(Cat(p, "attn.compressed_cache"), i, l.compress, d);
-      std::vector<TensorId> ins{q, cache, entries};
-      Attrs attrs{{"q_heads", heads}, {"head_dim", d}, {"compress", l.compress}};
-      if (l.sparse) {
-        ins.push_back(CompressedIndexer(p, i, x, qa, l.compress));
-        attrs.emplace_back("topk", spec_.indexer.topk);
-      }
-      const TensorId oc = Act(Cat(p, "attn.compressed_attention.out"), {n_, C(heads * d)});
-      Node(Cat(p, "attn.compressed_attention"), OpKind::kPagedAttention, std::move(ins), {oc},
-           std::move(attrs));
-      const TensorId sum = Act(Cat(p, "attn.attention_sum.out"), {n_, C(heads * d)});
-      Node(Cat(p, "attn.attention_sum"), OpKind::kAdd, {o, oc}, {sum}, {}, "SoftmaxMerge");
-      o = sum;
-    }
+    if (l.compress > 0) o = AddCompressedAttention(p, i, x, q, qa, o);
     const TensorId derotated = Act(Cat(p, "attn.out_rope.out"), {n_, C(heads * d)}, recipe_.gemm_input);
     Node(Cat(p, "attn.out_rope"), OpKind::kRoPE, {o}, {derotated});
-    // Grouped output projection: o_groups blocks of heads·d/o_groups -> o_lora_rank each.
-    const int64_t g = v4.o_groups, in_g = heads * d / g;
+    return GroupedOutput(p, i, derotated);
+  }
+
+  // A CSA / HCA layer's second attention, over its compressed cache (CSA: the index_topk
+  // entries its indexer selects), merged with the window attention's output `o`.
+  TensorId AddCompressedAttention(const std::string& p, int64_t i, TensorId x, TensorId q,
+                                  TensorId qa, TensorId o) {
+    const LayerSpec& l = spec_.layers[i];
+    const int64_t heads = spec_.attn.heads, d = spec_.attn.head_dim;
+    const int64_t coff = l.sparse ? 2 : 1;
+    const TensorId entries = Compressor(Cat(p, "attn.compressor"), i, x, l.compress, coff, d);
+    const TensorId cache = CompressedCache(Cat(p, "attn.compressed_cache"), i, l.compress, d);
+    std::vector<TensorId> ins{q, cache, entries};
+    Attrs attrs{{"q_heads", heads}, {"head_dim", d}, {"compress", l.compress}};
+    if (l.sparse) {
+      ins.push_back(CompressedIndexer(p, i, x, qa, l.compress));
+      attrs.emplace_back("topk", spec_.indexer.topk);
+    }
+    const TensorId oc = Act(Cat(p, "attn.compressed_attention.out"), {n_, C(heads * d)});
+    Node(Cat(p, "attn.compressed_attention"), OpKind::kPagedAttention, std::move(ins), {oc},
+         std::move(attrs));
+    const TensorId sum = Act(Cat(p, "attn.attention_sum.out"), {n_, C(heads * d)});
+    Node(Cat(p, "attn.attention_sum"), OpKind::kAdd, {o, oc}, {sum}, {}, "SoftmaxMerge");
+    return sum;
+  }
+
+  // Grouped output projection: o_groups blocks of heads·d/o_groups -> o_lora_rank each (o_a,
+  // an Einsum over the block-diagonal weight), then o_groups·o_lora_rank -> hidden (o_b).
+  TensorId GroupedOutput(const std::string& p, int64_t i, TensorId derotated) {
+    const DeepseekV4Spec& v4 = spec_.dsv4;
+    const int64_t g = v4.o_groups, in_g = spec_.attn.heads * spec_.attn.head_dim / g;
     const TensorId grouped = Act(Cat(p, "attn.o_groups"), {n_, C(g), C(in_g)}, recipe_.gemm_input);
     Node(Cat(p, "attn.o_groups.view"), OpKind::kReshape, {derotated}, {grouped});
     const TensorId oa_w = Weight(Cat(p, "attn.o_a_proj.weight"), {C(g), C(v4.o_lora_rank), C(in_g)},
