@@ -466,7 +466,7 @@ TEST(GgufModel, GptOssSinksBiasesMxfp4AndEveryOtherLayerSliding) {
   EXPECT_TRUE(s.attn.o_bias);
   EXPECT_TRUE(s.moe.router_bias);
   EXPECT_TRUE(s.moe.expert_bias);
-  EXPECT_FALSE(s.sandwich_norms);  // post_attention_norm is gpt-oss's FFN norm
+  EXPECT_NE(s.norm_layout, hf::NormLayout::kSandwich);  // post_attention_norm is gpt-oss's FFN norm
   EXPECT_EQ(s.layers[0].window, 8);  // layer 0 slides, layer 1 is full (llama.cpp pattern 2)
   EXPECT_EQ(s.layers[1].window, 0);
   EXPECT_EQ(l.model.weight_formats.at("layers.1.moe.experts.down_proj.weight"),
@@ -512,7 +512,7 @@ TEST(GgufModel, Phi3FusedTensorsFeedSplitGraphWeights) {
 TEST(GgufModel, Gemma3SandwichNormsAndFiveOfSixLayersSliding) {
   const Loaded l = Load("tiny-gemma3.gguf");
   const hf::ModelSpec& s = l.model.spec;
-  EXPECT_TRUE(s.sandwich_norms);
+  EXPECT_EQ(s.norm_layout, hf::NormLayout::kSandwich);
   EXPECT_TRUE(s.attn.qk_norm);
   EXPECT_TRUE(s.tie_embeddings);
   EXPECT_EQ(s.mlp.act, hf::Activation::kGeluGated);

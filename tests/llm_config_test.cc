@@ -87,8 +87,9 @@ TEST(HfConfigErrors, BadInputNamesFileAndField) {
   EXPECT_EQ(ParseError(bad_kv),
             "config.json: field 'num_key_value_heads': 5 does not divide num_attention_heads 32");
   EXPECT_EQ(ParseError(R"({"model_type": "llama", "num_hidden_layers": 2})"),
-            "config.json: missing field 'hidden_size' (required for model_type 'llama'; "
-            "transformers' default describes another model, so opscope does not guess it)");
+            "config.json: missing field 'hidden_size' (or 'd_model') (required for model_type "
+            "'llama'; transformers' default describes another model, so opscope does not guess "
+            "it)");
   EXPECT_EQ(ParseError(R"({"model_type": "bert", "hidden_size": 8})").substr(0, 58),
             "config.json: field 'model_type': \"bert\" is not supported (");
   EXPECT_EQ(ParseError("{\"model_type\": \"llama\",").substr(0, 29), "config.json: not valid JSON: ");

@@ -61,6 +61,8 @@ Command AddLlmCommand(CLI::App& root) {
   llm::Request& r = o->request;
   llm::Workload& w = r.workload;
   app->add_option("MODEL", r.model, "Preset name (opscope llm --list) or path to a config.json");
+  app->add_option("--model-type", r.parse.model_type,
+                  "Read the config as this known model_type (a custom type of that shape)");
   app->add_flag("--list", o->list, "List the built-in presets and exit");
   r.device = kDefaultDevice;
   app->add_option("--device", r.device, "Device id (see 'opscope devices') or a device .json file")

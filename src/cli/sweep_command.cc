@@ -23,6 +23,7 @@ namespace {
 // The options as typed: LISTs and name lists are parsed before the sweep runs.
 struct SweepOptions {
   std::string model;
+  std::optional<std::string> model_type;
   std::string batch, context;
   std::string device = kDefaultDevice;
   std::optional<std::string> weights;
@@ -66,6 +67,7 @@ Result<sweep::SweepRequest> ParseAxes(const SweepOptions& o) {
   sweep::SweepRequest r;
   static_cast<sweep::Grid&>(r) = o.grid;
   r.model = o.model;
+  r.parse.model_type = o.model_type;
   r.phase = o.phase == "prefill" ? llm::Phase::kPrefill : llm::Phase::kDecode;
   auto batches = sweep::ParseIntList("--batch", o.batch);
   if (!batches) return std::unexpected(batches.error());
@@ -135,6 +137,8 @@ Command AddSweepCommand(CLI::App& root) {
       "take are skipped, counted on stderr and listed in JSON/HTML.");
   app->add_option("MODEL", o->model, "Preset name (opscope llm --list) or path to a config.json")
       ->required();
+  app->add_option("--model-type", o->model_type,
+                  "Read the config as this known model_type (a custom type of that shape)");
   app->add_option("--batch", o->batch, "Sequences per step: LIST")->required();
   app->add_option("--context", o->context, "Cached tokens per sequence (prefill: prompt tokens): LIST")
       ->required();

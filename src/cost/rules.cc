@@ -130,6 +130,54 @@ std::optional<uint64_t> AttendedPairs(uint64_t t, uint64_t p, bool causal, uint6
   return static_cast<uint64_t>(pairs);
 }
 
+// Causal pairs of chunked local attention: T queries at positions P..P+T−1, each seeing the
+// keys of its own chunk of C, (j mod C) + 1 for position j. F(x) = Σ_{j<x} ((j mod C) + 1).
+std::optional<uint64_t> ChunkedPairs(uint64_t t, uint64_t p, uint64_t chunk) {
+  using U = unsigned __int128;
+  auto f = [chunk](U x) {
+    const U r = x % chunk;
+    return (x / chunk) * (U(chunk) * (chunk + 1) / 2) + r * (r + 1) / 2;
+  };
+  const U pairs = f(U(p) + t) - f(p);
+  if (pairs > UINT64_MAX) return std::nullopt;
+  return static_cast<uint64_t>(pairs);
+}
+
+// Pairs over a compressed cache (DeepSeek-V4: one entry per r tokens): T queries after P
+// cached entries, query i also seeing the floor((i + 1) / r) entries the step completes,
+// each capped at `cap` entries (0: no cap). With G(x) = Σ_{j=1..x} floor(j/r) =
+// r·q(q−1)/2 + q·(x − q·r + 1), q = floor(x/r): uncapped T·P + G(T); capped, the first
+// m = min(T, r·(cap − P) − 1) queries see P + floor((i+1)/r) < cap, the rest exactly cap.
+std::optional<uint64_t> CompressedPairs(uint64_t t, uint64_t p, uint64_t r, uint64_t cap) {
+  using U = unsigned __int128;
+  auto g = [r](U x) {
+    const U q = x / r;
+    return U(r) * q * (q > 0 ? q - 1 : 0) / 2 + q * (x - q * r + 1);
+  };
+  U pairs;
+  if (cap == 0) {
+    pairs = U(t) * p + g(t);
+  } else if (p >= cap) {
+    pairs = U(t) * cap;
+  } else {
+    const U first_capped = U(r) * (cap - p) - 1;
+    const U m = std::min<U>(t, first_capped);
+    pairs = m * p + g(m) + (U(t) - m) * cap;
+  }
+  if (pairs > UINT64_MAX) return std::nullopt;
+  return static_cast<uint64_t>(pairs);
+}
+
+// The bytes of `rows` rows (dim 1) of a cache [seqs, ctx, ...] at its format.
+std::optional<uint64_t> CacheRowsBytes(const ResolvedTensor& cache, uint64_t rows) {
+  std::vector<int64_t> dims(cache.dims.begin(), cache.dims.end());
+  if (dims.size() < 2) return cache.bytes;
+  dims[1] = static_cast<int64_t>(rows);
+  auto b = format::TensorBytes(cache.format, dims);
+  if (!b) return std::nullopt;
+  return *b;
+}
+
 // Distinct experts T token rows touch under uniform top-k routing: E·(1−(1−k/E)^T).
 double DistinctExperts(double experts, double top_k, double tokens) {
   if (tokens <= 0) return 0;
@@ -332,10 +380,21 @@ RuleResult EinsumRule(const RuleInput& in, NodeCost& c) {
 //   flops = 2 · pairs · seqs · q_heads · (d_qk + d_v)
 //   bytes: q, the caches (state reads), new K/V rows (read, and appended to the cache at the
 //   cache's format: a state write), the output. Not counted: the softmax's own FLOPs.
+// Chunked local attention (attribute chunk C, Llama-4; causal): the query at position j sees
+// the keys of its own chunk, (j mod C) + 1 of them; with F(x) = floor(x/C)·C(C+1)/2 +
+// r(r+1)/2, r = x mod C (the keys seen by positions 0..x−1),
+//   pairs = F(P + T) − F(P),   cache rows read per sequence = P mod C (the current chunk).
+// Sparse top-k (attribute topk K, DeepSeek Sparse Attention): each query attends the K keys its
+// indexer selected (all it can see when fewer): pairs as for a window of K; cache rows read per
+// sequence = min(P, T·K) (the selections of the T queries, assumed distinct); the selected
+// indices (an integer input) are read.
+// Compressed cache (attribute compress r, DeepSeek-V4 CSA / HCA): the cache holds one entry per
+// r tokens, P = its entries; query i sees P + floor((i+1)/r) entries (the step completes one per
+// r tokens), capped at topk when set: pairs as CompressedPairs; the new entries appended.
 // MLA (attribute kv_lora_rank): one latent cache [seqs, ctx, 1, kv_lora_rank + rope]; the
 // cheaper of the absorbed form (d_qk = kvr + rope, d_v = kvr, plus absorbing kv_b into q and
 // the output: 2·n·H·kvr·(nope + v)) and the expanded form (d_qk = nope + rope, d_v = v, plus
-// expanding the latent of every key: 2·seqs·(T+P)·kvr·H·(nope + v)).
+// expanding the latent of every key read: 2·seqs·(T + rows)·kvr·H·(nope + v)).
 RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
                               std::vector<std::string>& assumptions) {
   if (in.inputs.empty() || in.outputs.empty()) return BadInput(in, "needs q and an output");
@@ -345,8 +404,9 @@ RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
     const ResolvedTensor* t = in.inputs[i];
     if (t->role == ir::Role::kState) {
       caches.push_back(t);
-    } else if (!t->IsWeight()) {
-      fresh.push_back(t);
+    } else if (!t->IsWeight() && t->format != format::Format::kInt32 &&
+               t->format != format::Format::kInt64) {
+      fresh.push_back(t);  // integer inputs (selected indices) are read, not appended
     }
   }
   if (caches.empty()) return BadInput(in, "needs its KV cache as inputs with role 'state'");
@@ -367,8 +427,29 @@ RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
   const uint64_t t = seqs == 0 ? 0 : n / seqs;
   const bool causal = in.node.IntAttr("causal").value_or(1) != 0;
   const int64_t window = in.node.IntAttr("window").value_or(0);
-  if (window < 0) return BadInput(in, "window must be >= 0");
-  const auto pairs = AttendedPairs(t, cached, causal, static_cast<uint64_t>(window));
+  const int64_t chunk = in.node.IntAttr("chunk").value_or(0);
+  const int64_t topk = in.node.IntAttr("topk").value_or(0);
+  const int64_t compress = in.node.IntAttr("compress").value_or(0);
+  if (window < 0 || chunk < 0 || topk < 0 || compress < 0) {
+    return BadInput(in, "window, chunk, topk and compress must be >= 0");
+  }
+  if (chunk > 0 && !causal) return BadInput(in, "chunked attention must be causal");
+  uint64_t rows_read = cached;  // cache rows each sequence reads
+  std::optional<uint64_t> pairs;
+  if (compress > 0) {
+    pairs = CompressedPairs(t, cached, static_cast<uint64_t>(compress), static_cast<uint64_t>(topk));
+    const auto selected = CheckedMul(t, static_cast<uint64_t>(topk));
+    if (topk > 0) rows_read = selected ? std::min<uint64_t>(cached, *selected) : cached;
+  } else if (chunk > 0) {
+    pairs = ChunkedPairs(t, cached, static_cast<uint64_t>(chunk));
+    rows_read = cached % static_cast<uint64_t>(chunk);
+  } else if (topk > 0) {
+    pairs = AttendedPairs(t, cached, causal, static_cast<uint64_t>(topk));
+    const auto selected = CheckedMul(t, static_cast<uint64_t>(topk));
+    rows_read = selected ? std::min<uint64_t>(cached, *selected) : cached;
+  } else {
+    pairs = AttendedPairs(t, cached, causal, static_cast<uint64_t>(window));
+  }
   if (!pairs) return BadInput(in, "attended pairs overflow 64 bits");
 
   Product p;
@@ -392,7 +473,7 @@ RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
     Product expanded = GemmFlops(*pairs, Dn + Dr + Dv);
     expanded *= seqs;
     expanded *= heads;
-    Product expand_gemm = GemmFlops(seqs, t + cached);
+    Product expand_gemm = GemmFlops(seqs, t + rows_read);
     expand_gemm *= R;
     expand_gemm *= heads;
     expand_gemm *= Dn + Dv;
@@ -420,13 +501,20 @@ RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
     if (p.overflow) return BadInput(in, "FLOP count overflows 64 bits");
     c.flops = p.value;
   }
-  // Traffic: every input once (caches are state reads), outputs once, and the new rows
-  // appended to their cache in the cache's format. Caches listed as outputs are not re-counted.
+  // Traffic: every input once (caches are state reads, of the rows read), outputs once, and
+  // the new rows appended to their cache in the cache's format. Caches listed as outputs are
+  // not re-counted.
   for (size_t i = 0; i < in.inputs.size(); ++i) {
     const ResolvedTensor& t_in = *in.inputs[i];
-    c.bytes_read += t_in.bytes;
-    if (t_in.IsWeight()) c.bytes_weights += t_in.bytes;
-    if (t_in.role == ir::Role::kState) c.bytes_state += t_in.bytes;
+    uint64_t bytes = t_in.bytes;
+    if (t_in.role == ir::Role::kState && rows_read < cached) {
+      auto part = CacheRowsBytes(t_in, rows_read);
+      if (!part) return BadInput(in, "cache bytes overflow 64 bits");
+      bytes = *part;
+    }
+    c.bytes_read += bytes;
+    if (t_in.IsWeight()) c.bytes_weights += bytes;
+    if (t_in.role == ir::Role::kState) c.bytes_state += bytes;
   }
   for (const ResolvedTensor* o : in.outputs) {
     if (o->role != ir::Role::kState) c.bytes_written += o->bytes;
@@ -447,6 +535,69 @@ RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
     assumptions.push_back("causal attention: T new queries after P cached tokens attend "
                           "T·P + T(T+1)/2 query-key pairs per sequence");
   }
+  return {};
+}
+
+// LightningIndexer (DeepSeek Sparse Attention)   q [n, H·d], head weights w [n, H], the
+//   index-key cache (state) [seqs, P, 1, d], the new keys [n, d] -> selected indices [n, topk]
+//   per sequence T = n/seqs queries after P cached keys; every query scores every key it can
+//   see, pairs = T·P + T(T+1)/2 (causal); score = Σ_h w_h · ReLU(q_h · k):
+//   flops = 2 · pairs · seqs · H · (d + 1)   (q·k per head, then the weighted sum over heads)
+//   bytes: q, w, the whole cache (state read), the new keys appended (state write), the
+//   indices written. Not counted: the ReLU and the top-k selection (no FLOP model for a
+//   selection). Attribute compress r (DeepSeek-V4's CSA indexer): the cache holds one pooled
+//   key per r tokens, pairs = T·P + G(T) as in CompressedPairs.
+RuleResult IndexerRule(const RuleInput& in, NodeCost& c) {
+  if (in.inputs.size() < 3 || in.outputs.empty()) {
+    return BadInput(in, "needs q, head weights, the index-key cache and an output");
+  }
+  const ResolvedTensor& q = *in.inputs[0];
+  const ResolvedTensor* cache = nullptr;
+  for (const ResolvedTensor* t_in : in.inputs) {
+    if (t_in->role == ir::Role::kState) cache = t_in;
+  }
+  if (cache == nullptr || cache->Rank() != 4) {
+    return BadInput(in, "needs its index-key cache [seqs, ctx, 1, head_dim] with role 'state'");
+  }
+  const auto heads = in.node.IntAttr("heads");
+  const auto head_dim = in.node.IntAttr("head_dim");
+  if (!heads || *heads <= 0) return MissingAttr(in, "heads");
+  if (!head_dim || *head_dim <= 0) return MissingAttr(in, "head_dim");
+  const auto h = static_cast<uint64_t>(*heads), d = static_cast<uint64_t>(*head_dim);
+  if (q.Last() != h * d) {
+    return BadInput(in, "q rows have " + std::to_string(q.Last()) + " elements, expected " +
+                            "heads·head_dim = " + std::to_string(h * d));
+  }
+  const uint64_t seqs = cache->Dim(0), cached = cache->Dim(1), n = q.Rows();
+  if (seqs == 0 ? n != 0 : n % seqs != 0) {
+    return BadInput(in, std::to_string(n) + " query rows are not a whole number per sequence (" +
+                            std::to_string(seqs) + " sequences)");
+  }
+  const uint64_t t = seqs == 0 ? 0 : n / seqs;
+  const int64_t compress = in.node.IntAttr("compress").value_or(0);
+  if (compress < 0) return BadInput(in, "compress must be >= 0");
+  const auto pairs = compress > 0 ? CompressedPairs(t, cached, static_cast<uint64_t>(compress), 0)
+                                  : AttendedPairs(t, cached, true, 0);
+  if (!pairs) return BadInput(in, "scored pairs overflow 64 bits");
+  Product p = GemmFlops(*pairs, d + 1);
+  p *= seqs;
+  p *= h;
+  if (auto ok = SetFlops(in, p, c); !ok) return ok;
+  for (const ResolvedTensor* t_in : in.inputs) {
+    c.bytes_read += t_in->bytes;
+    if (t_in->role == ir::Role::kState) c.bytes_state += t_in->bytes;
+  }
+  // The new keys (the inputs after the cache that are not the head weights) are appended.
+  const ResolvedTensor& fresh = *in.inputs.back();
+  if (&fresh != cache) {
+    auto appended = format::TensorBytes(cache->format, fresh.dims);
+    if (!appended) return NotCosted(NodeLabel(in.node) + ": new keys do not fit the cache format");
+    const uint64_t rows = *appended - format::Info(cache->format).tensor_bytes;
+    c.bytes_written += rows;
+    c.bytes_state += rows;
+  }
+  for (const ResolvedTensor* o : in.outputs) c.bytes_written += o->bytes;
+  SetMmaClass(q, nullptr, c);
   return {};
 }
 
@@ -510,8 +661,11 @@ void AddStateWriteBack(const RuleInput& in, const ResolvedTensor& state, NodeCos
   c.bytes_state += state.bytes;
 }
 
-// GdnRecurrence / SsmUpdate   x[n, ...], state [seqs, heads, a, b] (read and written)
+// GdnRecurrence / KdaRecurrence / SsmUpdate   x[n, ...], state [seqs, heads, a, b] (read
+//   and written)
 //   flops = 4 · n · (state elements of one sequence)
+//   (per token and state element: the decay, the delta-rule rank-1 update and the read-out;
+//   KDA's decay is per channel where Gated DeltaNet's is per head, the same order)
 RuleResult RecurrenceRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.empty()) return BadInput(in, "needs x and its state");
   const ResolvedTensor* state = FindState(in);
@@ -806,6 +960,7 @@ RuleResult Dispatch(const RuleInput& in, NodeCost& c, std::vector<std::string>& 
                             : std::string("branch or trip count not resolved by the importer")));
     }
     case OpFamily::kCollective: return CollectiveRule(in, c);
+    case OpFamily::kIndexer: return IndexerRule(in, c);
     case OpFamily::kUnknown:
       return NotCosted("unknown op '" +
                        (in.node.source_op.empty() ? std::string(ir::OpName(in.node.op))

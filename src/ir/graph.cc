@@ -30,6 +30,7 @@ bool IsMmaFamily(OpFamily f) {
     case OpFamily::kPagedAttention:
     case OpFamily::kAttention:
     case OpFamily::kRnn:
+    case OpFamily::kIndexer:
       return true;
     default:
       return false;

@@ -26,7 +26,7 @@ enum class OpFamily : uint8_t {
   kMatMul, kExperts, kConv, kConvTranspose, kEinsum, kPagedAttention, kAttention,
   kRecurrence, kCausalConv1d, kRnn, kRope, kNorm, kBatchNorm, kElementwise, kReduction, kPool,
   kNoFlopModel, kEmbedding, kGather, kCopy, kSplit, kView, kShapeOnly, kControlFlow,
-  kCollective, kUnknown,
+  kCollective, kUnknown, kIndexer,
 };
 
 struct OpKindInfo {

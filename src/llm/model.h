@@ -24,8 +24,9 @@ struct Model {
 };
 
 // Errors name the argument: "model 'llama-9000': neither a built-in preset (see 'opscope llm
-// --list') nor an existing config.json file", or the file and field at fault.
-Result<Model> OpenModel(std::string_view arg);
+// --list') nor an existing config.json file", or the file and field at fault. `parse` carries
+// --model-type (read the config with a known type's reader, stated in assumptions).
+Result<Model> OpenModel(std::string_view arg, const import::hf::ParseOptions& parse = {});
 
 // One row of `opscope llm --list`.
 struct PresetInfo {

@@ -330,7 +330,7 @@ Result<Evaluation> Evaluate(const Serving& serving, const Workload& w) {
 
 Result<LlmRun> RunLlm(const Request& request) {
   if (auto ok = CheckWorkload(request.workload); !ok) return std::unexpected(ok.error());
-  auto model = OpenModel(request.model);
+  auto model = OpenModel(request.model, request.parse);
   if (!model) return std::unexpected(model.error());
   auto device = device::ResolveDevice(request.device);
   if (!device) return std::unexpected(device.error());

@@ -168,6 +168,7 @@ Result<Evaluation> Evaluate(const Serving& serving, const Workload& workload);
 // the model, resolves the device and recipe, plans the deployment, builds and evaluates it.
 struct Request {
   std::string model;                 // a preset name or a config.json path (OpenModel)
+  import::hf::ParseOptions parse;    // --model-type
   RecipeOptions recipe;
   std::string device = "h100-sxm";   // a device id or a device .json file
   Degrees degrees;

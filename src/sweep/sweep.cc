@@ -426,7 +426,7 @@ Result<SweepResult> RunSweep(const SweepRequest& request, const Progress& progre
     if (!d) return std::unexpected(d.error());
     spec.devices.push_back(std::move(*d));
   }
-  auto model = llm::OpenModel(request.model);
+  auto model = llm::OpenModel(request.model, request.parse);
   if (!model) return std::unexpected(model.error());
   spec.model = &*model;
   return Sweeper(spec, progress).Run();

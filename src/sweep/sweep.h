@@ -92,6 +92,7 @@ struct SweepSpec : Grid {
 // A grid by name, as the CLI and the Python package take it.
 struct SweepRequest : Grid {
   std::string model;                 // a preset name or a config.json path (llm::OpenModel)
+  import::hf::ParseOptions parse;    // --model-type
   std::vector<std::string> devices;  // device ids or device .json files
 };
 

@@ -432,7 +432,7 @@ Result<hf::ModelSpec> BuildSpec(const GgufFile& head, const Tensors& tensors) {
   for (auto step : {ReadWindows, ReadDenseMlp, ReadMoe}) {
     if (auto ok = step(c); !ok) return std::unexpected(ok.error());
   }
-  spec.sandwich_norms = c.AnyLayerHas("post_ffw_norm.weight");
+  if (c.AnyLayerHas("post_ffw_norm.weight")) spec.norm_layout = hf::NormLayout::kSandwich;
   spec.model_type = ModelTypeFor(*arch, spec.moe.experts > 0);
   // GGUF stores weights only: the activations and the KV cache take llama.cpp's default
   // cache type.
@@ -540,7 +540,7 @@ GraphNames NamesOf(const hf::ModelSpec& spec, std::string_view tensor) {
                                  [&](const NameRule& r) { return r.gguf == p.base; });
   if (rule == rules.end()) return out;
   std::string_view graph = rule->graph;
-  if (p.base == "post_attention_norm" && !spec.sandwich_norms) graph = "ffn_norm";  // gpt-oss
+  if (p.base == "post_attention_norm" && spec.norm_layout != hf::NormLayout::kSandwich) graph = "ffn_norm";  // gpt-oss
   const std::string prefix = p.layer < 0 ? "" : "layers." + std::to_string(p.layer) + ".";
   const std::string suffix = rule->suffixed ? "." + std::string(p.suffix) : "";
   while (!graph.empty()) {

@@ -1,6 +1,7 @@
 // Typed, Python-compatible lookups into a config.json (see config_json.h).
 #include "import/hf_config/config_json.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <utility>
@@ -97,11 +98,28 @@ std::optional<int64_t> AsInt(element value) {
 }  // namespace
 
 std::optional<element> ConfigObject::Last(std::string_view key) const {
+  MarkRead(key);
   std::optional<element> found;
   for (auto field : object_) {
     if (field.key == key) found = field.value;  // duplicate keys: the last one wins
   }
   return found;
+}
+
+void ConfigObject::MarkRead(std::string_view key) const {
+  if (log_ != nullptr) log_->insert(Path(key));
+}
+
+bool ConfigObject::WasRead(std::string_view key) const {
+  return log_ != nullptr && log_->contains(Path(key));
+}
+
+std::vector<std::string> ConfigObject::Keys() const {
+  std::vector<std::string> keys;
+  for (auto field : object_) {
+    if (std::find(keys.begin(), keys.end(), field.key) == keys.end()) keys.emplace_back(field.key);
+  }
+  return keys;
 }
 
 ConfigObject::Presence ConfigObject::Find(std::string_view key) const {
@@ -208,7 +226,35 @@ Result<std::optional<ConfigObject>> ConfigObject::Object(std::string_view key) c
   if (v->get_object().get(object) != simdjson::SUCCESS) {
     return std::unexpected(FieldError(key, "expected an object, got " + Describe(*v)));
   }
-  return ConfigObject(object, origin_, Path(key) + ".");
+  return ConfigObject(object, origin_, Path(key) + ".", log_);
+}
+
+Result<std::optional<std::vector<ConfigObject>>> ConfigObject::ObjectList(
+    std::string_view key) const {
+  const auto v = Last(key);
+  if (!v || v->type() == element_type::NULL_VALUE) return std::nullopt;
+  simdjson::dom::array array;
+  if (v->get_array().get(array) != simdjson::SUCCESS) {
+    return std::unexpected(FieldError(key, "expected a list of objects, got " + Describe(*v)));
+  }
+  std::vector<ConfigObject> out;
+  for (element item : array) {
+    simdjson::dom::object object;
+    if (item.get_object().get(object) != simdjson::SUCCESS) {
+      return std::unexpected(FieldError(key, "item " + std::to_string(out.size()) +
+                                                 ": expected an object, got " + Describe(item)));
+    }
+    out.emplace_back(object, origin_, Path(key) + "[" + std::to_string(out.size()) + "].", log_);
+  }
+  return out;
+}
+
+bool ConfigObject::IsString(std::string_view key) const {
+  std::optional<element> found;
+  for (auto field : object_) {
+    if (field.key == key) found = field.value;
+  }
+  return found && found->type() == element_type::STRING;
 }
 
 Result<std::unique_ptr<ConfigDocument>> ConfigDocument::Parse(std::string_view text,

@@ -1,7 +1,9 @@
 // The typed description of an LLM that an HF config.json defines: sizes, the kind of every
-// layer (attention, sliding-window attention, MLA, GatedDeltaNet, Mamba2; dense MLP or MoE),
-// its dtype and checkpoint quantization. Built by ParseHfConfig from config fields only,
-// never from the model's name; the step graph is built from it (step_graph.h).
+// layer (attention — full, sliding-window, chunked, DSA-sparse —, MLA, GatedDeltaNet, Kimi
+// Delta Attention, Mamba, Mamba2; dense MLP, MoE, latent MoE), per-layer overrides
+// (heterogeneous blocks), its dtype and checkpoint quantization. Built by ParseHfConfig from
+// config fields only, never from the model's name (families.h says which reader reads which
+// model_type); the step graph is built from it (step_graph.h).
 #pragma once
 
 #include <cstdint>
@@ -11,21 +13,40 @@
 #include <vector>
 
 #include "format/format.h"
+#include "import/hf_config/families.h"
 #include "support/error.h"
 
 namespace opscope::import::hf {
 
-enum class Mixer : uint8_t { kNone, kAttention, kMla, kGatedDeltaNet, kMamba2 };
-enum class Ffn : uint8_t { kNone, kDense, kMoe };
-// The MLP's activation: gated (SwiGLU / GeGLU: gate and up projections) or squared ReLU
-// (Nemotron-H: up projection only).
-enum class Activation : uint8_t { kSiluGated, kGeluGated, kRelu2 };
+// kLinear: the block is one hidden -> hidden projection (DeciLM's replace_with_linear).
+// kMamba1: selective scan (Mamba, Jamba). kKda: Kimi Delta Attention. kDeepseekV4: shared-KV
+// MQA over a sliding window plus a compressed cache (DeepseekV4Spec).
+enum class Mixer : uint8_t {
+  kNone, kAttention, kMla, kGatedDeltaNet, kMamba2, kLinear, kMamba1, kKda, kDeepseekV4
+};
+enum class Ffn : uint8_t { kNone, kDense, kMoe, kLinear };
+// The MLP's activation: gated (SwiGLU / GeGLU: gate and up projections), squared ReLU
+// (Nemotron-H: up projection only) or plain GELU (StarCoder2: up projection only).
+enum class Activation : uint8_t { kSiluGated, kGeluGated, kRelu2, kGelu };
 
 struct LayerSpec {
   Mixer mixer = Mixer::kNone;
   int64_t window = 0;  // sliding-window attention: keys per query (0 = full attention)
   Ffn ffn = Ffn::kNone;
+  // Per-layer attention details (0 / defaults: the model's).
+  int64_t chunk = 0;     // chunked local attention: a query sees its own chunk (Llama-4)
+  bool rope = true;      // false: a NoPE layer (Llama-4, SmolLM3)
+  bool sparse = false;   // DSA: attends to the index_topk keys its lightning indexer selects
+  bool indexer_shared = false;  // DSA: reuses the previous layer's selection (no indexer weights)
+  int64_t compress = 0;  // DeepSeek-V4: tokens per entry of the layer's long-range cache (0: none;
+                         // 4: CSA, entries chosen by an indexer; 128: HCA, all entries read)
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;  // 0: spec.attn's (DeciLM, Gemma-4 global)
+  bool kv_shared = false;  // reuses an earlier layer's K/V: no k/v projections, no cache
+  int64_t ffn_width = 0;   // dense MLP width, 0: spec.mlp.intermediate (DeciLM ffn_mult)
+  Mixer parallel = Mixer::kNone;  // a second mixer on the same normed input (Falcon-H1)
+  bool hash_routed = false;       // DeepSeek-V4: experts chosen by token id (no learned top-k)
 };
+
 
 struct AttentionSpec {
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
@@ -34,12 +55,45 @@ struct AttentionSpec {
   bool output_gate = false;  // q_proj also yields a sigmoid gate on the output (Qwen3-Next)
   bool sinks = false;        // one learned sink logit per head (gpt-oss)
   bool rope = true;          // Nemotron-H attention has no positional encoding
+  bool qk_norm_full = false; // the q/k norm spans the whole projection (OLMo-2, MiniMax-M2)
+  bool qk_norm_weightless = false;  // an L2 norm with no weight (Llama-4)
+  bool k_eq_v = false;       // keys double as values: no v projection, one cache (Gemma-4 global)
 };
 
 // Multi-head latent attention (DeepSeek-V3, Kimi-K2).
 struct MlaSpec {
   int64_t q_lora_rank = 0;  // 0: q_proj straight from the hidden state
   int64_t kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+};
+
+// DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5): index_n_heads heads of
+// index_head_dim score every cached token; the attention then sees the index_topk best.
+struct IndexerSpec {
+  int64_t heads = 0, head_dim = 0, topk = 0;  // 0 heads: no indexer
+};
+
+// DeepSeek-V4 (DeepseekV4Config): shared-KV MQA (one head of head_dim, K = V) over a sliding
+// window, plus per layer a compressed cache (one entry per compress_ratio tokens; CSA layers,
+// ratio 4, choose index_topk entries with an indexer, HCA layers, ratio 128, read all);
+// grouped low-rank output projection (o_groups groups -> o_lora_rank each -> hidden);
+// hc_mult parallel residual streams mixed by hyper-connections; hash-routed MoE layers.
+struct DeepseekV4Spec {
+  int64_t hc_mult = 0, o_groups = 0, o_lora_rank = 0;
+  int64_t q_lora_rank = 0, window = 0;  // the sliding window every layer attends over
+};
+
+// Kimi Delta Attention (Kimi-Linear): per head a [head_dim, head_dim] state updated by a
+// gated delta rule with channel-wise decay; short convolutions on q, k and v.
+struct KdaSpec {
+  int64_t heads = 0, head_dim = 0, conv_kernel = 0;
+};
+
+// Mamba (selective scan): in_proj to 2·inner, conv, x_proj to dt_rank + 2·state, dt_proj,
+// state [inner, state_size] per sequence.
+struct Mamba1Spec {
+  int64_t inner = 0, state_size = 0, conv_kernel = 0, dt_rank = 0;
+  bool conv_bias = true, proj_bias = false;
+  bool bcdt_norms = false;  // RMSNorms with weights on dt, B and C (Jamba)
 };
 
 // GatedDeltaNet linear attention (Qwen3-Next, Qwen3.5).
@@ -55,6 +109,7 @@ struct GdnSpec {
 struct Mamba2Spec {
   int64_t heads = 0, head_dim = 0, state_size = 0, groups = 0, conv_kernel = 0;
   bool conv_bias = true, proj_bias = false;
+  bool gated_norm = true;  // the gated RMSNorm before out_proj (Falcon-H1: mamba_rms_norm)
   int64_t inner() const { return heads * head_dim; }
   int64_t conv_dim() const { return inner() + 2 * groups * state_size; }
   int64_t in_proj_out() const { return 2 * inner() + 2 * groups * state_size + heads; }
@@ -66,6 +121,17 @@ struct MlpSpec {
   bool bias = false;
 };
 
+// Multi-token prediction modules (num_nextn_predict_layers): stored beside the model, not in
+// params_total (DESIGN), counted as params_mtp. Each module: two norms, a projection
+// [hidden, 2·hidden], its blocks (by default one decoder layer like the model's last), a final
+// norm; with `own_embeddings`, its own copy of the embedding table and LM head (DeepSeek's
+// checkpoints store one per module).
+struct MtpSpec {
+  int64_t modules = 0;
+  std::vector<LayerSpec> blocks;
+  bool own_embeddings = false;
+};
+
 struct MoeSpec {
   int64_t experts = 0, top_k = 0, intermediate = 0;
   Activation act = Activation::kSiluGated;
@@ -75,6 +141,11 @@ struct MoeSpec {
   bool expert_bias = false;            // gpt-oss: biases on the expert projections
   bool score_correction_bias = false;  // e_score_correction_bias (DeepSeek-V3, Nemotron-H)
   bool sigmoid_scores = false;         // sigmoid router scores instead of softmax
+  // Latent MoE (Nemotron-3 moe_latent_size): the routed experts run in a latent width; the
+  // token is projected hidden -> latent before them and latent -> hidden after them.
+  int64_t latent = 0;
+  bool router_norm = false;      // the router normalises and scales its input (Gemma-4)
+  bool parallel_dense = false;   // MoE layers also run the dense MLP, summed (Gemma-4)
 };
 
 // The checkpoint's own quantization (quantization_config): the default weight recipe.
@@ -92,30 +163,41 @@ struct ModelSpec {
   std::string model_type;  // of the text model ("qwen3_5_moe_text" -> as written)
   int64_t hidden = 0, vocab = 0;
   bool tie_embeddings = false;
-  bool sandwich_norms = false;  // Gemma: norms after attention and after the MLP as well
+  NormLayout norm_layout = NormLayout::kPre;  // Gemma: kSandwich; OLMo-2: kPost; Cohere: kParallel
+  NormKind norm = NormKind::kRms;
+  bool lm_head_bias = false;
   format::Format dtype = format::Format::kBf16;
   std::optional<format::Format> ssm_state_dtype;  // mamba_ssm_dtype / mamba_ssm_cache_dtype
   CheckpointQuant quant;
   AttentionSpec attn;
   MlaSpec mla;
+  IndexerSpec indexer;
+  DeepseekV4Spec dsv4;
   GdnSpec gdn;
+  KdaSpec kda;
   Mamba2Spec mamba;
+  Mamba1Spec mamba1;
   MlpSpec mlp;
   MoeSpec moe;
+  MtpSpec mtp;
+  // Per-layer embeddings (Gemma-4 PLE): a table [per_layer_vocab, layers·per_layer_width]
+  // looked up per token, projected and gated into every layer.
+  int64_t per_layer_width = 0, per_layer_vocab = 0;
   std::vector<LayerSpec> layers;
   std::vector<std::string> assumptions;  // defaults taken, reported with the analysis
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }
 };
 
-// The model types opscope reads, in the order `opscope llm --help` lists them.
-inline constexpr std::string_view kSupportedModelTypes[] = {
-    "llama",     "mistral",     "qwen2",   "qwen3",       "qwen3_moe", "qwen3_next",
-    "qwen3_5",   "qwen3_5_moe", "mixtral", "deepseek_v3", "kimi_k2",   "gpt_oss",
-    "gemma2",    "gemma3",      "gemma3_text", "mamba2",  "nemotron_h"};
+struct ParseOptions {
+  // --model-type NAME: read the config with the reader of NAME (a known type) instead of
+  // its own model_type; stated in `assumptions`.
+  std::optional<std::string> model_type;
+};
 
 // Reads a config.json's text. `origin` names the file (or preset) in every error, e.g.
 // "config.json: field 'num_key_value_heads': 5 does not divide num_attention_heads 32".
-Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& origin);
+Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& origin,
+                                const ParseOptions& options = {});
 
 }  // namespace opscope::import::hf

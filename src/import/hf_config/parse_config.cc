@@ -1,125 +1,22 @@
-// config.json -> ModelSpec, per model_type. Fields a config omits take the default of the
-// transformers configuration class of that model_type (cited per field below, from
-// transformers' models/<type>/configuration_<type>.py); sizes, layer, head and expert counts
-// have no default worth trusting (a class default describes some other model), so they are
-// required. Layer kinds come from layer_types, full_attention_interval, first_k_dense_replace,
-// hybrid_override_pattern and the sliding-window fields — never from the model's name.
+// config.json -> ModelSpec. The model_type picks a row of the family table (families.h): its
+// reader, where the language model's fields are, and the defaults of the transformers
+// configuration class for the fields a config omits (cited per row). Sizes, layer, head and
+// expert counts have no default worth trusting (a class default describes some other model),
+// so they are required. Layer kinds come from layer_types, full_attention_interval,
+// first_k_dense_replace, hybrid_override_pattern, the sliding-window and chunk fields — never
+// from the model's name. Every field the reader does not look up goes through
+// CheckUnreadFields (config_fields.h): nothing that changes shapes is ignored silently.
 #include <algorithm>
 #include <string>
 #include <utility>
 
+#include "import/hf_config/config_fields.h"
 #include "import/hf_config/config_json.h"
+#include "import/hf_config/config_reader.h"
 #include "import/hf_config/model_spec.h"
 
 namespace opscope::import::hf {
 namespace {
-
-// Typed reads of one config object with the messages every importer error needs.
-class Reader {
- public:
-  Reader(ConfigObject object, ModelSpec& spec) : o_(std::move(object)), spec_(spec) {}
-
-  const ConfigObject& object() const { return o_; }
-
-  std::unexpected<Error> Fail(std::string_view key, const std::string& why) const {
-    return std::unexpected(o_.FieldError(key, why));
-  }
-
-  // A required positive integer: absent or null is an error naming it.
-  Result<int64_t> Required(std::string_view key) const {
-    auto v = o_.Int(key);
-    if (!v) return std::unexpected(v.error());
-    if (!*v) {
-      return MakeError(o_.origin() + ": missing field '" + o_.Path(key) + "' (required for " +
-                       "model_type '" + spec_.model_type + "'; transformers' default describes " +
-                       "another model, so opscope does not guess it)");
-    }
-    if (**v <= 0) return Fail(key, "must be positive, got " + std::to_string(**v));
-    return **v;
-  }
-
-  // A positive integer with the config class's default when absent or null. `noted` adds an
-  // assumption line when the default is taken.
-  Result<int64_t> IntOr(std::string_view key, int64_t fallback, bool noted = false) const {
-    auto v = o_.Int(key);
-    if (!v) return std::unexpected(v.error());
-    if (!*v) {
-      if (noted) {
-        spec_.assumptions.push_back("config has no '" + o_.Path(key) + "': " +
-                                    std::to_string(fallback) + " (transformers default for " +
-                                    spec_.model_type + ")");
-      }
-      return fallback;
-    }
-    if (**v <= 0) return Fail(key, "must be positive, got " + std::to_string(**v));
-    return **v;
-  }
-
-  // num_hidden_layers: required, and bounded, since it sizes the layer list and the step graph
-  // (a hostile config must not allocate or build per claimed layer; Llama 3.1 405B has 126,
-  // and 1024 layers already take about a second to cost).
-  Result<int64_t> Layers() const {
-    auto layers = Required("num_hidden_layers");
-    if (layers && *layers > kMaxLayers) {
-      return Fail("num_hidden_layers", "must be at most " + std::to_string(kMaxLayers) +
-                                           ", got " + std::to_string(*layers));
-    }
-    return layers;
-  }
-  static constexpr int64_t kMaxLayers = 1024;
-
-  // A non-negative integer (0 allowed), default when absent or null.
-  Result<int64_t> CountOr(std::string_view key, int64_t fallback) const {
-    auto v = o_.Int(key);
-    if (!v) return std::unexpected(v.error());
-    if (!*v) return fallback;
-    if (**v < 0) return Fail(key, "must not be negative, got " + std::to_string(**v));
-    return **v;
-  }
-
-  Result<bool> BoolOr(std::string_view key, bool fallback) const {
-    auto v = o_.Bool(key);
-    if (!v) return std::unexpected(v.error());
-    return v->value_or(fallback);
-  }
-
-  Result<std::string> StringOr(std::string_view key, std::string fallback) const {
-    auto v = o_.String(key);
-    if (!v) return std::unexpected(v.error());
-    return v->value_or(std::move(fallback));
-  }
-
-  // A sliding window: the class default when absent, none when null (Python's None).
-  Result<int64_t> WindowOr(std::string_view key, int64_t fallback) const {
-    switch (o_.Find(key)) {
-      case ConfigObject::Presence::kAbsent: return fallback;
-      case ConfigObject::Presence::kNull: return 0;
-      case ConfigObject::Presence::kValue: break;
-    }
-    auto v = o_.Int(key);
-    if (!v) return std::unexpected(v.error());
-    if (**v <= 0) return Fail(key, "must be positive or null, got " + std::to_string(**v));
-    return **v;
-  }
-
- private:
-  ConfigObject o_;
-  ModelSpec& spec_;
-};
-
-#define OPSCOPE_TRY(var, expr)                         \
-  auto var##_result = (expr);                          \
-  if (!var##_result) return std::unexpected(var##_result.error()); \
-  auto var = std::move(*var##_result)
-
-Result<format::Format> ParseDtype(const ConfigObject& o, std::string_view key,
-                                  std::string_view value) {
-  if (value == "bfloat16" || value == "bf16") return format::Format::kBf16;
-  if (value == "float16" || value == "half" || value == "fp16") return format::Format::kF16;
-  if (value == "float32" || value == "float" || value == "fp32") return format::Format::kF32;
-  return std::unexpected(o.FieldError(
-      key, "unsupported dtype \"" + std::string(value) + "\" (expected bfloat16, float16 or float32)"));
-}
 
 // The model dtype: dtype or torch_dtype, in the text config, then at the top level.
 Result<void> ReadDtype(const ConfigObject& text, const ConfigObject& root, ModelSpec& spec) {
@@ -191,595 +88,357 @@ Result<void> ReadQuantization(const ConfigObject& root, ModelSpec& spec) {
   return {};
 }
 
-Activation ActivationFor(std::string_view act) {
-  if (act.starts_with("gelu")) return Activation::kGeluGated;
-  if (act == "relu2") return Activation::kRelu2;
-  return Activation::kSiluGated;
-}
+// ---- The decoder reader: attention + dense MLP / MoE -------------------------------------
 
-Result<void> CheckHeads(const Reader& r, const ModelSpec& spec) {
-  const AttentionSpec& a = spec.attn;
-  if (a.kv_heads > a.heads || a.heads % a.kv_heads != 0) {
-    return r.Fail("num_key_value_heads", std::to_string(a.kv_heads) +
-                                             " does not divide num_attention_heads " +
-                                             std::to_string(a.heads));
-  }
-  return {};
-}
-
-// Attention sizes shared by the GQA families. `kv_default` 0 means "num_attention_heads".
-Result<void> ReadAttention(const Reader& r, ModelSpec& spec, int64_t kv_default,
-                           std::optional<int64_t> head_dim_default, bool note_head_dim = true) {
-  OPSCOPE_TRY(heads, r.Required("num_attention_heads"));
-  spec.attn.heads = heads;
-  OPSCOPE_TRY(kv, r.IntOr("num_key_value_heads", kv_default > 0 ? kv_default : heads,
-                          kv_default > 0));
-  spec.attn.kv_heads = kv;
-  // head_dim: the class default, or hidden_size / num_attention_heads where the class has
-  // none (LlamaConfig: head_dim = hidden_size // num_attention_heads).
-  if (head_dim_default) {
-    OPSCOPE_TRY(hd, r.IntOr("head_dim", *head_dim_default, note_head_dim));
-    spec.attn.head_dim = hd;
+// vocab_size (the class default is noted when taken) and tie_word_embeddings (the text
+// config's, else the top level's, else the class default).
+Result<void> ReadVocabAndTie(const Reader& r, const ConfigObject& root) {
+  ModelSpec& spec = r.spec();
+  const Family& f = r.family();
+  if (f.vocab > 0) {
+    OPSCOPE_TRY(vocab, r.IntOr("vocab_size", f.vocab, true));
+    spec.vocab = vocab;
   } else {
-    auto hd = r.object().Int("head_dim");
-    if (!hd) return std::unexpected(hd.error());
-    if (*hd) {
-      if (**hd <= 0) return r.Fail("head_dim", "must be positive");
-      spec.attn.head_dim = **hd;
-    } else {
-      if (spec.hidden % heads != 0) {
-        return r.Fail("num_attention_heads", std::to_string(heads) +
-                                                 " does not divide hidden_size " +
-                                                 std::to_string(spec.hidden) +
-                                                 " and there is no head_dim");
-      }
-      spec.attn.head_dim = spec.hidden / heads;
-    }
+    OPSCOPE_TRY(vocab, r.Required("vocab_size"));
+    spec.vocab = vocab;
   }
-  return CheckHeads(r, spec);
-}
-
-Result<void> ReadDenseMlp(const Reader& r, ModelSpec& spec, std::string_view act_key,
-                          std::string act_default, bool bias) {
-  OPSCOPE_TRY(inter, r.Required("intermediate_size"));
-  spec.mlp.intermediate = inter;
-  OPSCOPE_TRY(act, r.StringOr(act_key, std::move(act_default)));
-  spec.mlp.act = ActivationFor(act);
-  spec.mlp.bias = bias;
+  OPSCOPE_TRY(tie_text, r.Bool("tie_word_embeddings"));
+  OPSCOPE_TRY(tie_root, root.Bool("tie_word_embeddings"));
+  spec.tie_embeddings = tie_text.value_or(tie_root.value_or(f.tie));
   return {};
 }
 
-Result<void> ReadMoeCounts(const Reader& r, ModelSpec& spec, std::string_view experts_key,
-                           std::string_view inter_key) {
-  OPSCOPE_TRY(experts, r.Required(experts_key));
-  OPSCOPE_TRY(top_k, r.Required("num_experts_per_tok"));
-  if (top_k > experts) {
-    return r.Fail("num_experts_per_tok", std::to_string(top_k) + " is above the expert count " +
-                                              std::to_string(experts) + " ('" +
-                                              std::string(experts_key) + "')");
+// The q/k norms (families.h QkNorm).
+Result<void> ReadQkNorm(const Reader& r) {
+  AttentionSpec& a = r.spec().attn;
+  const QkNorm kind = r.family().qk_norm;
+  switch (kind) {
+    case QkNorm::kNone: return {};
+    case QkNorm::kPerHead: a.qk_norm = true; return {};
+    case QkNorm::kFullWidth: a.qk_norm = a.qk_norm_full = true; return {};
+    case QkNorm::kFlag:
+    case QkNorm::kFlagFull:
+    case QkNorm::kL2Flag: break;
   }
-  OPSCOPE_TRY(inter, r.Required(inter_key));
-  spec.moe.experts = experts;
-  spec.moe.top_k = top_k;
-  spec.moe.intermediate = inter;
-  return {};
-}
-
-// layer_types ("full_attention", "sliding_attention", "linear_attention"), checked against
-// the layer count. Returns an empty list when absent.
-Result<std::vector<std::string>> ReadLayerTypes(const Reader& r, int64_t layers) {
-  auto v = r.object().StringList("layer_types");
-  if (!v) return std::unexpected(v.error());
-  if (!*v) return std::vector<std::string>{};
-  if (static_cast<int64_t>((*v)->size()) != layers) {
-    return r.Fail("layer_types", "has " + std::to_string((*v)->size()) +
-                                     " entries, num_hidden_layers is " + std::to_string(layers));
-  }
-  for (size_t i = 0; i < (*v)->size(); ++i) {
-    const std::string& t = (**v)[i];
-    if (t != "full_attention" && t != "sliding_attention" && t != "linear_attention") {
-      return r.Fail("layer_types", "item " + std::to_string(i) + ": unknown layer type \"" + t +
-                                       "\" (expected full_attention, sliding_attention or "
-                                       "linear_attention)");
+  OPSCOPE_TRY(use, r.BoolOr("use_qk_norm", false));
+  a.qk_norm = use;
+  a.qk_norm_weightless = use && kind == QkNorm::kL2Flag;  // Llama4TextL2Norm has no weight
+  if (kind == QkNorm::kFlagFull) {
+    // MiniMaxM2Config.qk_norm_type: "per_layer" (one norm over all heads) or "per_head".
+    OPSCOPE_TRY(type, r.StringOr("qk_norm_type", "per_layer"));
+    if (type != "per_layer" && type != "per_head") {
+      return r.Fail("qk_norm_type", "\"" + type + "\" (expected per_layer or per_head)");
     }
-  }
-  return std::move(**v);
-}
-
-// Applies layer_types to the mixers: sliding layers get `window`, linear ones GatedDeltaNet.
-Result<void> ApplyLayerTypes(const Reader& r, const std::vector<std::string>& types,
-                             int64_t window, ModelSpec& spec) {
-  for (size_t i = 0; i < types.size(); ++i) {
-    LayerSpec& l = spec.layers[i];
-    if (types[i] == "sliding_attention") {
-      if (window <= 0) {
-        return r.Fail("layer_types", "layer " + std::to_string(i) +
-                                         " is sliding_attention but sliding_window is null");
-      }
-      l.mixer = Mixer::kAttention;
-      l.window = window;
-    } else if (types[i] == "linear_attention") {
-      if (spec.gdn.key_heads == 0) {
-        return r.Fail("layer_types", "layer " + std::to_string(i) +
-                                         " is linear_attention, which model_type '" +
-                                         spec.model_type + "' does not have");
-      }
-      l.mixer = Mixer::kGatedDeltaNet;
-    } else {
-      l.mixer = Mixer::kAttention;
-      l.window = 0;
-    }
-  }
-  return {};
-}
-
-// Qwen's MoE placement (Qwen3MoeDecoderLayer): MoE unless listed in mlp_only_layers or
-// (i + 1) is not a multiple of decoder_sparse_step.
-Result<void> ApplyQwenSparseStep(const Reader& r, ModelSpec& spec) {
-  OPSCOPE_TRY(step, r.IntOr("decoder_sparse_step", 1));
-  auto only = r.object().IntList("mlp_only_layers");
-  if (!only) return std::unexpected(only.error());
-  const std::vector<int64_t> dense = only->value_or(std::vector<int64_t>{});
-  bool any_dense = false;
-  for (int64_t i = 0; i < spec.num_layers(); ++i) {
-    const bool listed = std::find(dense.begin(), dense.end(), i) != dense.end();
-    const bool moe = !listed && (i + 1) % step == 0;
-    spec.layers[i].ffn = moe ? Ffn::kMoe : Ffn::kDense;
-    any_dense = any_dense || !moe;
-  }
-  if (any_dense) {
-    auto ok = ReadDenseMlp(r, spec, "hidden_act", "silu", false);
-    if (!ok) return ok;
-  }
-  return {};
-}
-
-// Window of Qwen2-style configs (Qwen2Config): sliding_window applies only when
-// use_sliding_window, to layers i >= max_window_layers.
-Result<int64_t> QwenWindow(const Reader& r) {
-  OPSCOPE_TRY(use, r.BoolOr("use_sliding_window", false));
-  if (!use) return 0;
-  return r.WindowOr("sliding_window", 4096);
-}
-
-// ---- Families --------------------------------------------------------------------------
-
-// llama, mistral, mixtral, qwen2, qwen3, qwen3_moe (LlamaConfig, MistralConfig,
-// MixtralConfig, Qwen2Config, Qwen3Config, Qwen3MoeConfig).
-Result<void> ReadGqaFamily(const Reader& r, ModelSpec& spec) {
-  const std::string& t = spec.model_type;
-  // vocab_size defaults: Llama/Mistral/Mixtral 32000; Qwen2/Qwen3/Qwen3-MoE 151936.
-  const bool qwen = t.starts_with("qwen");
-  OPSCOPE_TRY(vocab, r.IntOr("vocab_size", qwen ? 151936 : 32000, true));
-  spec.vocab = vocab;
-  OPSCOPE_TRY(tie, r.BoolOr("tie_word_embeddings", false));
-  spec.tie_embeddings = tie;
-  // num_key_value_heads defaults: Llama None -> heads; Mistral/Mixtral 8; Qwen2/Qwen3 32;
-  // Qwen3-MoE 4. head_dim: Qwen3 128; the others hidden_size // num_attention_heads.
-  int64_t kv_default = 0;
-  if (t == "mistral" || t == "mixtral") kv_default = 8;
-  if (t == "qwen2" || t == "qwen3") kv_default = 32;
-  if (t == "qwen3_moe") kv_default = 4;
-  std::optional<int64_t> head_dim_default;
-  if (t == "qwen3") head_dim_default = 128;
-  if (auto ok = ReadAttention(r, spec, kv_default, head_dim_default); !ok) return ok;
-  if (t == "qwen2") {
-    spec.attn.qkv_bias = true;  // Qwen2Attention: q/k/v projections always carry a bias
-  } else {
-    OPSCOPE_TRY(bias, r.BoolOr("attention_bias", false));
-    spec.attn.qkv_bias = spec.attn.o_bias = bias;
-  }
-  spec.attn.qk_norm = t == "qwen3" || t == "qwen3_moe";
-
-  OPSCOPE_TRY(layers, r.Layers());
-  spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
-
-  int64_t window = 0;
-  if (t == "mistral") {
-    OPSCOPE_TRY(w, r.WindowOr("sliding_window", 4096));  // MistralConfig: 4096
-    window = w;
-  } else if (t == "mixtral") {
-    OPSCOPE_TRY(w, r.WindowOr("sliding_window", 0));  // MixtralConfig: None
-    window = w;
-  }
-  if (window > 0) {
-    for (LayerSpec& l : spec.layers) l.window = window;
-  }
-  if (qwen) {
-    OPSCOPE_TRY(w, QwenWindow(r));
-    OPSCOPE_TRY(types, ReadLayerTypes(r, layers));
-    if (!types.empty()) {
-      if (auto ok = ApplyLayerTypes(r, types, w, spec); !ok) return ok;
-    } else if (w > 0) {
-      OPSCOPE_TRY(max_window, r.CountOr("max_window_layers", 28));
-      for (int64_t i = max_window; i < layers; ++i) spec.layers[i].window = w;
-    }
-  }
-
-  if (t == "mixtral") {
-    if (auto ok = ReadMoeCounts(r, spec, "num_local_experts", "intermediate_size"); !ok) return ok;
-    OPSCOPE_TRY(act, r.StringOr("hidden_act", "silu"));
-    spec.moe.act = ActivationFor(act);
-    for (LayerSpec& l : spec.layers) l.ffn = Ffn::kMoe;
-  } else if (t == "qwen3_moe") {
-    if (auto ok = ReadMoeCounts(r, spec, "num_experts", "moe_intermediate_size"); !ok) return ok;
-    if (auto ok = ApplyQwenSparseStep(r, spec); !ok) return ok;
-  } else {
-    OPSCOPE_TRY(mlp_bias, r.BoolOr("mlp_bias", false));
-    if (auto ok = ReadDenseMlp(r, spec, "hidden_act", "silu", mlp_bias); !ok) return ok;
-  }
-  return {};
-}
-
-// qwen3_next, qwen3_5(_text), qwen3_5_moe(_text): GatedDeltaNet + gated full attention
-// (Qwen3NextConfig, Qwen3_5TextConfig, Qwen3_5MoeTextConfig).
-Result<void> ReadQwenHybrid(const Reader& r, ModelSpec& spec, bool moe) {
-  OPSCOPE_TRY(vocab, r.IntOr("vocab_size", spec.model_type == "qwen3_next" ? 151936 : 248320,
-                             true));
-  spec.vocab = vocab;
-  // kv heads default 2, head_dim 256 in all three classes.
-  if (auto ok = ReadAttention(r, spec, 2, 256); !ok) return ok;
-  OPSCOPE_TRY(bias, r.BoolOr("attention_bias", false));
-  spec.attn.qkv_bias = spec.attn.o_bias = bias;
-  spec.attn.qk_norm = true;
-  OPSCOPE_TRY(gate, r.BoolOr("attn_output_gate", true));
-  spec.attn.output_gate = gate;
-
-  OPSCOPE_TRY(kh, r.Required("linear_num_key_heads"));
-  OPSCOPE_TRY(vh, r.Required("linear_num_value_heads"));
-  OPSCOPE_TRY(kd, r.Required("linear_key_head_dim"));
-  OPSCOPE_TRY(vd, r.Required("linear_value_head_dim"));
-  OPSCOPE_TRY(kernel, r.IntOr("linear_conv_kernel_dim", 4));
-  if (vh % kh != 0) {
-    return r.Fail("linear_num_value_heads", std::to_string(vh) +
-                                                " is not a multiple of linear_num_key_heads " +
-                                                std::to_string(kh));
-  }
-  spec.gdn = GdnSpec{kh, vh, kd, vd, kernel};
-
-  OPSCOPE_TRY(layers, r.Layers());
-  spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
-  OPSCOPE_TRY(types, ReadLayerTypes(r, layers));
-  if (types.empty()) {
-    // Default pattern: every full_attention_interval-th layer is full attention.
-    OPSCOPE_TRY(interval, r.IntOr("full_attention_interval", 4));
-    for (int64_t i = 0; i < layers; ++i) {
-      types.push_back((i + 1) % interval != 0 ? "linear_attention" : "full_attention");
-    }
-  }
-  if (auto ok = ApplyLayerTypes(r, types, 0, spec); !ok) return ok;
-
-  if (moe) {
-    if (auto ok = ReadMoeCounts(r, spec, "num_experts", "moe_intermediate_size"); !ok) return ok;
-    OPSCOPE_TRY(shared, r.CountOr("shared_expert_intermediate_size", 0));
-    spec.moe.shared_intermediate = shared;
-    spec.moe.shared_gate = shared > 0;  // Qwen3NextSparseMoeBlock.shared_expert_gate
-    if (auto ok = ApplyQwenSparseStep(r, spec); !ok) return ok;
-  } else {
-    if (auto ok = ReadDenseMlp(r, spec, "hidden_act", "silu", false); !ok) return ok;
-  }
-  return {};
-}
-
-// deepseek_v3 and kimi_k2 (DeepseekV3Config; Kimi-K2 ships the same class as remote code).
-Result<void> ReadDeepseek(const Reader& r, ModelSpec& spec) {
-  OPSCOPE_TRY(vocab, r.IntOr("vocab_size", 129280, true));
-  spec.vocab = vocab;
-  OPSCOPE_TRY(tie, r.BoolOr("tie_word_embeddings", false));
-  spec.tie_embeddings = tie;
-  OPSCOPE_TRY(heads, r.Required("num_attention_heads"));
-  spec.attn.heads = spec.attn.kv_heads = heads;
-  OPSCOPE_TRY(bias, r.BoolOr("attention_bias", false));
-  spec.attn.qkv_bias = spec.attn.o_bias = bias;
-  // q_lora_rank: null means q_proj straight from the hidden state (DeepSeek-V2-Lite).
-  auto q_lora = r.object().Int("q_lora_rank");
-  if (!q_lora) return std::unexpected(q_lora.error());
-  if (r.object().Find("q_lora_rank") == ConfigObject::Presence::kAbsent) {
-    return MakeError(r.object().origin() + ": missing field 'q_lora_rank' (use null for none)");
-  }
-  spec.mla.q_lora_rank = q_lora->value_or(0);
-  OPSCOPE_TRY(kvr, r.Required("kv_lora_rank"));
-  OPSCOPE_TRY(nope, r.Required("qk_nope_head_dim"));
-  OPSCOPE_TRY(rope, r.Required("qk_rope_head_dim"));
-  OPSCOPE_TRY(v, r.Required("v_head_dim"));
-  spec.mla.kv_lora_rank = kvr;
-  spec.mla.qk_nope_head_dim = nope;
-  spec.mla.qk_rope_head_dim = rope;
-  spec.mla.v_head_dim = v;
-
-  OPSCOPE_TRY(layers, r.Layers());
-  OPSCOPE_TRY(first_dense, r.CountOr("first_k_dense_replace", 3));  // DeepseekV3Config: 3
-  OPSCOPE_TRY(freq, r.IntOr("moe_layer_freq", 1));                  // remote code: 1
-  spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kMla, 0, Ffn::kDense});
-  bool any_dense = false;
-  for (int64_t i = 0; i < layers; ++i) {
-    const bool moe = i >= first_dense && i % freq == 0;
-    spec.layers[i].ffn = moe ? Ffn::kMoe : Ffn::kDense;
-    any_dense = any_dense || !moe;
-  }
-  if (any_dense) {
-    if (auto ok = ReadDenseMlp(r, spec, "hidden_act", "silu", false); !ok) return ok;
-  }
-  if (auto ok = ReadMoeCounts(r, spec, "n_routed_experts", "moe_intermediate_size"); !ok) return ok;
-  OPSCOPE_TRY(shared, r.CountOr("n_shared_experts", 1));  // DeepseekV3Config: 1
-  spec.moe.shared_intermediate = shared * spec.moe.intermediate;
-  // DeepseekV3TopkRouter: sigmoid scores with e_score_correction_bias (noaux_tc).
-  OPSCOPE_TRY(scoring, r.StringOr("scoring_func", "sigmoid"));
-  spec.moe.sigmoid_scores = scoring == "sigmoid";
-  OPSCOPE_TRY(topk_method, r.StringOr("topk_method", "noaux_tc"));
-  spec.moe.score_correction_bias = topk_method == "noaux_tc";
-  return {};
-}
-
-// gpt_oss (GptOssConfig).
-Result<void> ReadGptOss(const Reader& r, ModelSpec& spec) {
-  OPSCOPE_TRY(vocab, r.IntOr("vocab_size", 201088, true));
-  spec.vocab = vocab;
-  OPSCOPE_TRY(tie, r.BoolOr("tie_word_embeddings", false));
-  spec.tie_embeddings = tie;
-  if (auto ok = ReadAttention(r, spec, 8, 64); !ok) return ok;
-  OPSCOPE_TRY(bias, r.BoolOr("attention_bias", true));
-  spec.attn.qkv_bias = spec.attn.o_bias = bias;
-  spec.attn.sinks = true;  // GptOssAttention.sinks
-  OPSCOPE_TRY(layers, r.Layers());
-  spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kMoe});
-  OPSCOPE_TRY(window, r.WindowOr("sliding_window", 128));
-  OPSCOPE_TRY(types, ReadLayerTypes(r, layers));
-  if (types.empty()) {  // GptOssConfig: sliding on even layers, full on odd ones
-    for (int64_t i = 0; i < layers; ++i) {
-      types.push_back((i + 1) % 2 != 0 ? "sliding_attention" : "full_attention");
-    }
-  }
-  if (auto ok = ApplyLayerTypes(r, types, window, spec); !ok) return ok;
-  if (auto ok = ReadMoeCounts(r, spec, "num_local_experts", "intermediate_size"); !ok) return ok;
-  spec.moe.router_bias = true;  // GptOssTopKRouter.bias
-  spec.moe.expert_bias = true;  // GptOssExperts.gate_up_proj_bias / down_proj_bias
-  return {};
-}
-
-// gemma2, gemma3_text (Gemma2Config, Gemma3TextConfig).
-Result<void> ReadGemma(const Reader& r, const ConfigObject& root, ModelSpec& spec, bool gemma3) {
-  OPSCOPE_TRY(vocab, r.IntOr("vocab_size", gemma3 ? 262208 : 256000, true));
-  spec.vocab = vocab;
-  // tie_word_embeddings: True in both classes; Gemma-3 writes it at the top level if at all.
-  auto tie_text = r.object().Bool("tie_word_embeddings");
-  if (!tie_text) return std::unexpected(tie_text.error());
-  auto tie_root = root.Bool("tie_word_embeddings");
-  if (!tie_root) return std::unexpected(tie_root.error());
-  spec.tie_embeddings = tie_text->value_or(tie_root->value_or(true));
-  if (auto ok = ReadAttention(r, spec, 4, 256); !ok) return ok;  // kv 4, head_dim 256
-  OPSCOPE_TRY(bias, r.BoolOr("attention_bias", false));
-  spec.attn.qkv_bias = spec.attn.o_bias = bias;
-  spec.attn.qk_norm = gemma3;  // Gemma3Attention.q_norm / k_norm
-  spec.sandwich_norms = true;
-  OPSCOPE_TRY(layers, r.Layers());
-  spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
-  OPSCOPE_TRY(window, r.WindowOr("sliding_window", 4096));
-  OPSCOPE_TRY(types, ReadLayerTypes(r, layers));
-  if (types.empty()) {
-    // Gemma2: sliding on even layers. Gemma3: every sliding_window_pattern-th layer is full
-    // (the class reads the legacy int sliding_window_pattern, default 6).
-    int64_t pattern = 2;
-    if (gemma3) {
-      OPSCOPE_TRY(p, r.IntOr("sliding_window_pattern", 6, true));
-      pattern = p;
-    }
-    for (int64_t i = 0; i < layers; ++i) {
-      types.push_back((i + 1) % pattern != 0 ? "sliding_attention" : "full_attention");
-    }
-  }
-  if (auto ok = ApplyLayerTypes(r, types, window, spec); !ok) return ok;
-  return ReadDenseMlp(r, spec, "hidden_activation", "gelu_pytorch_tanh", false);
-}
-
-Result<void> ReadMamba2Mixer(const Reader& r, ModelSpec& spec, std::string_view heads_key,
-                             std::string_view head_dim_key, std::string_view state_key,
-                             std::string_view bias_key) {
-  OPSCOPE_TRY(heads, r.Required(heads_key));
-  OPSCOPE_TRY(head_dim, r.Required(head_dim_key));
-  OPSCOPE_TRY(state, r.Required(state_key));
-  OPSCOPE_TRY(groups, r.IntOr("n_groups", 8));  // Mamba2Config / NemotronHConfig: 8
-  OPSCOPE_TRY(kernel, r.IntOr("conv_kernel", 4));
-  OPSCOPE_TRY(conv_bias, r.BoolOr("use_conv_bias", true));
-  OPSCOPE_TRY(proj_bias, r.BoolOr(bias_key, false));
-  if (heads % groups != 0) {
-    return r.Fail("n_groups", std::to_string(groups) + " does not divide the Mamba head count " +
-                                  std::to_string(heads));
-  }
-  spec.mamba = Mamba2Spec{heads, head_dim, state, groups, kernel, conv_bias, proj_bias};
-  return {};
-}
-
-// mamba2 (Mamba2Config): every layer a Mamba2 mixer, no MLP.
-Result<void> ReadMamba2(const Reader& r, ModelSpec& spec) {
-  OPSCOPE_TRY(vocab, r.IntOr("vocab_size", 32768, true));
-  spec.vocab = vocab;
-  OPSCOPE_TRY(tie, r.BoolOr("tie_word_embeddings", false));
-  spec.tie_embeddings = tie;
-  if (auto ok = ReadMamba2Mixer(r, spec, "num_heads", "head_dim", "state_size", "use_bias"); !ok) {
-    return ok;
-  }
-  OPSCOPE_TRY(expand, r.IntOr("expand", 2));
-  if (spec.mamba.inner() != expand * spec.hidden) {
-    return r.Fail("num_heads", "num_heads·head_dim = " + std::to_string(spec.mamba.inner()) +
-                                   " differs from expand·hidden_size = " +
-                                   std::to_string(expand * spec.hidden));
-  }
-  OPSCOPE_TRY(layers, r.Layers());
-  spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kMamba2, 0, Ffn::kNone});
-  return {};
-}
-
-// nemotron_h (NemotronHConfig): one block per pattern character — M Mamba2, * attention,
-// - MLP (squared ReLU), E MoE.
-Result<void> ReadNemotronH(const Reader& r, ModelSpec& spec) {
-  OPSCOPE_TRY(vocab, r.IntOr("vocab_size", 131072, true));
-  spec.vocab = vocab;
-  OPSCOPE_TRY(tie, r.BoolOr("tie_word_embeddings", false));
-  spec.tie_embeddings = tie;
-  OPSCOPE_TRY(pattern, r.StringOr("hybrid_override_pattern", ""));
-  if (pattern.empty()) {
-    return MakeError(r.object().origin() + ": missing field 'hybrid_override_pattern' " +
-                     "(required for model_type 'nemotron_h')");
-  }
-  if (static_cast<int64_t>(pattern.size()) > Reader::kMaxLayers) {
-    return r.Fail("hybrid_override_pattern", "has " + std::to_string(pattern.size()) +
-                                                 " layers, more than " +
-                                                 std::to_string(Reader::kMaxLayers));
-  }
-  auto layers_field = r.object().Int("num_hidden_layers");
-  if (!layers_field) return std::unexpected(layers_field.error());
-  if (*layers_field && **layers_field != static_cast<int64_t>(pattern.size())) {
-    return r.Fail("hybrid_override_pattern",
-                  "has " + std::to_string(pattern.size()) + " layers, num_hidden_layers is " +
-                      std::to_string(**layers_field));
-  }
-  bool attention = false, mlp = false, moe = false, mamba = false;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    LayerSpec l;
-    switch (pattern[i]) {
-      case 'M': l.mixer = Mixer::kMamba2; mamba = true; break;
-      case '*': l.mixer = Mixer::kAttention; attention = true; break;
-      case '-': l.ffn = Ffn::kDense; mlp = true; break;
-      case 'E': l.ffn = Ffn::kMoe; moe = true; break;
-      default:
-        return r.Fail("hybrid_override_pattern",
-                      "character " + std::to_string(i) + " is '" + std::string(1, pattern[i]) +
-                          "' (expected M, *, - or E)");
-    }
-    spec.layers.push_back(l);
-  }
-  if (attention) {
-    // head_dim: NemotronHConfig default 128; older configs call it attention_head_dim.
-    OPSCOPE_TRY(head_dim_default, r.IntOr("attention_head_dim", 128));
-    const bool legacy = r.object().HasValue("attention_head_dim");
-    if (auto ok = ReadAttention(r, spec, 8, head_dim_default, !legacy); !ok) return ok;
-    OPSCOPE_TRY(bias, r.BoolOr("attention_bias", false));
-    spec.attn.qkv_bias = spec.attn.o_bias = bias;
-    spec.attn.rope = false;  // NemotronHAttention applies no rotary embedding
-  }
-  if (mamba) {
-    if (auto ok = ReadMamba2Mixer(r, spec, "mamba_num_heads", "mamba_head_dim", "ssm_state_size",
-                                  "mamba_proj_bias");
-        !ok) {
-      return ok;
-    }
-  }
-  OPSCOPE_TRY(mlp_bias, r.BoolOr("mlp_bias", false));
-  if (mlp) {
-    OPSCOPE_TRY(inter, r.Required("intermediate_size"));
-    spec.mlp = MlpSpec{inter, Activation::kRelu2, mlp_bias};
-  }
-  if (moe) {
-    if (auto ok = ReadMoeCounts(r, spec, "n_routed_experts", "moe_intermediate_size"); !ok) {
-      return ok;
-    }
-    spec.moe.act = Activation::kRelu2;
-    OPSCOPE_TRY(shared, r.CountOr("n_shared_experts", 1));
-    if (shared > 0) {
-      OPSCOPE_TRY(width, r.Required("moe_shared_expert_intermediate_size"));
-      spec.moe.shared_intermediate = width;
-    }
-    spec.moe.sigmoid_scores = true;         // NemotronHTopkRouter: sigmoid
-    spec.moe.score_correction_bias = true;  // with e_score_correction_bias
-  }
-  // mamba_ssm_cache_dtype: NemotronHConfig default "float32".
-  OPSCOPE_TRY(ssm, r.StringOr("mamba_ssm_cache_dtype", "float32"));
-  if (mamba) {
-    auto f = ParseDtype(r.object(), "mamba_ssm_cache_dtype", ssm);
-    if (!f) return std::unexpected(f.error());
-    spec.ssm_state_dtype = *f;
+    a.qk_norm_full = use && type == "per_layer";
   }
   return {};
 }
 
 }  // namespace
 
-Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& origin) {
+// Biases of q/k/v and o, the q/k norms.
+Result<void> ReadAttentionShape(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  const Family& f = r.family();
+  OPSCOPE_CHECK(ReadAttentionHeads(r));
+  if (f.qkv_bias_always) {
+    // Qwen2Attention: q/k/v projections always carry a bias (Qwen2MoeConfig: qkv_bias, True).
+    OPSCOPE_TRY(qkv, r.BoolOr("qkv_bias", true));
+    spec.attn.qkv_bias = qkv;
+  } else {
+    OPSCOPE_TRY(bias, r.BoolOr(f.bias_key, f.bias));
+    spec.attn.qkv_bias = bias;
+    spec.attn.o_bias = bias && !f.qkv_bias_only;
+  }
+  // SeedOssConfig: attention_out_bias, separate from the q/k/v bias.
+  OPSCOPE_TRY(out_bias, r.Bool("attention_out_bias"));
+  if (out_bias) spec.attn.o_bias = *out_bias;
+  OPSCOPE_CHECK(ReadQkNorm(r));
+  spec.attn.sinks = f.sinks;
+  spec.norm_layout = f.norms;
+  spec.norm = f.norm;
+  return {};
+}
+
+namespace {
+
+// The sliding window and which layers use it (families.h WindowPlacement), unless layer_types
+// says it per layer.
+Result<void> ReadWindows(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  const Family& f = r.family();
+  const int64_t layers = spec.num_layers();
+  OPSCOPE_TRY(types, r.LayerList("layer_types", layers));
+  int64_t window = 0;
+  switch (f.window_placement) {
+    case WindowPlacement::kNone: break;
+    case WindowPlacement::kAll:
+    case WindowPlacement::kPattern: {
+      OPSCOPE_TRY(w, r.WindowOr("sliding_window", f.window));
+      window = w;
+      break;
+    }
+    case WindowPlacement::kQwen: {
+      // Qwen2Config: sliding_window applies only when use_sliding_window, to layers
+      // i >= max_window_layers. All three fields are read either way.
+      OPSCOPE_TRY(use, r.BoolOr("use_sliding_window", false));
+      OPSCOPE_TRY(w, r.WindowOr("sliding_window", f.window));
+      OPSCOPE_TRY(max_window, r.CountOr("max_window_layers", 28));
+      window = use ? w : 0;
+      if (types.empty() && window > 0) {
+        for (int64_t i = max_window; i < layers; ++i) spec.layers[i].window = window;
+      }
+      break;
+    }
+  }
+  OPSCOPE_TRY(chunk, r.CountOr("attention_chunk_size", 0));
+  if (!types.empty()) return ApplyLayerTypes(r, types, window, chunk);
+  if (f.window_placement == WindowPlacement::kAll && window > 0) {
+    for (LayerSpec& l : spec.layers) l.window = window;
+  } else if (f.window_placement == WindowPlacement::kPattern) {
+    int64_t every = f.full_every;
+    if (!f.pattern_key.empty()) {
+      OPSCOPE_TRY(p, r.IntOr(f.pattern_key, f.full_every, true));
+      every = p;
+    }
+    for (int64_t i = 0; i < layers; ++i) {
+      if ((i + 1) % every != 0) {
+        if (window <= 0) {
+          return r.Fail("sliding_window", "is null, but layer " + std::to_string(i) +
+                                              " is a sliding-window layer");
+        }
+        spec.layers[i].window = window;
+      }
+    }
+  }
+  // Chunked local attention (Llama-4): the layers that apply RoPE attend within their chunk.
+  if (chunk > 0) {
+    for (LayerSpec& l : spec.layers) {
+      if (l.rope) l.chunk = chunk;
+    }
+  }
+  return {};
+}
+
+// NoPE layers: no_rope_layers (1: RoPE, 0: none, per layer), else every no_rope_layer_interval-th
+// layer when the class has such a default (Llama4TextConfig, SmolLM3Config).
+Result<void> ReadNope(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  const int64_t layers = spec.num_layers();
+  OPSCOPE_TRY(listed, r.IntList("no_rope_layers"));
+  if (listed && !listed->empty()) {
+    if (static_cast<int64_t>(listed->size()) != layers) {
+      return r.Fail("no_rope_layers", "has " + std::to_string(listed->size()) +
+                                          " entries, num_hidden_layers is " + std::to_string(layers));
+    }
+    for (int64_t i = 0; i < layers; ++i) spec.layers[i].rope = (*listed)[i] != 0;
+    OPSCOPE_CHECK(r.CountOr("no_rope_layer_interval", 0));
+    return {};
+  }
+  if (r.family().nope_every == 0) return {};
+  OPSCOPE_TRY(every, r.IntOr("no_rope_layer_interval", r.family().nope_every));
+  for (int64_t i = 0; i < layers; ++i) spec.layers[i].rope = (i + 1) % every != 0;
+  return {};
+}
+
+// Routed experts, shared experts and the router of the MoE layers.
+Result<void> ReadMoe(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  const Family& f = r.family();
+  OPSCOPE_CHECK(ReadMoeCounts(r, f.expert_width));
+  OPSCOPE_TRY(act, ReadActivation(r));
+  spec.moe.act = ActivationFor(act);
+  // Shared experts: a total width (Qwen's shared_expert_intermediate_size), else a count of
+  // routed-expert-wide ones (DeepSeek's n_shared_experts).
+  OPSCOPE_TRY(shared_width, r.CountOr("shared_expert_intermediate_size", 0));
+  OPSCOPE_TRY(shared_count, r.CountOr("n_shared_experts", f.shared_experts));
+  spec.moe.shared_intermediate =
+      r.Has("shared_expert_intermediate_size") ? shared_width : shared_count * spec.moe.intermediate;
+  spec.moe.shared_gate = f.shared_gate && spec.moe.shared_intermediate > 0;
+  spec.moe.router_bias = f.router_bias;
+  spec.moe.expert_bias = f.expert_bias;
+  OPSCOPE_TRY(scoring, r.StringOr("scoring_func", f.sigmoid_router ? "sigmoid" : "softmax"));
+  spec.moe.sigmoid_scores = scoring == "sigmoid";
+  // The correction bias: DeepSeek-style sigmoid routers (MiniMax-M2: use_routing_bias) and
+  // ERNIE-4.5's moe_statics over softmax scores.
+  OPSCOPE_TRY(routing_bias, r.BoolOr("use_routing_bias", true));
+  spec.moe.score_correction_bias = (f.sigmoid_router && routing_bias) || f.correction_bias;
+  return {};
+}
+
+Result<void> ReadMlps(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  const Family& f = r.family();
+  OPSCOPE_CHECK(PlaceMoe(r, f.moe, f.first_dense));
+  const bool any_dense = std::any_of(spec.layers.begin(), spec.layers.end(),
+                                     [](const LayerSpec& l) { return l.ffn == Ffn::kDense; });
+  const bool any_moe = std::any_of(spec.layers.begin(), spec.layers.end(),
+                                   [](const LayerSpec& l) { return l.ffn == Ffn::kMoe; });
+  OPSCOPE_TRY(mlp_bias_field, r.BoolOr("mlp_bias", f.mlp_bias));
+  const bool mlp_bias = f.bias_covers_mlp ? spec.attn.qkv_bias : mlp_bias_field;
+  OPSCOPE_CHECK(r.Int(f.dense_width));  // read either way: an all-MoE model's class has one too
+  if (any_moe) OPSCOPE_CHECK(ReadMoe(r));
+  if (any_dense) {
+    OPSCOPE_TRY(inter, r.Required(f.dense_width));
+    OPSCOPE_CHECK(ReadDenseMlp(r, mlp_bias));
+    spec.mlp.intermediate = inter;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> ReadDecoder(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  OPSCOPE_CHECK(ReadAttentionShape(r));
+  OPSCOPE_TRY(layers, r.Layers());
+  spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
+  // MiniMax's attn_type_list: 1 softmax attention, 0 lightning (linear) attention.
+  OPSCOPE_TRY(attn_types, r.IntList("attn_type_list"));
+  if (attn_types) {
+    if (static_cast<int64_t>(attn_types->size()) != layers) {
+      return r.Fail("attn_type_list", "has " + std::to_string(attn_types->size()) +
+                                          " entries, num_hidden_layers is " + std::to_string(layers));
+    }
+    for (size_t i = 0; i < attn_types->size(); ++i) {
+      if ((*attn_types)[i] != 1) {
+        return r.Fail("attn_type_list", "item " + std::to_string(i) + " is " +
+                                            std::to_string((*attn_types)[i]) +
+                                            ": lightning attention (0) is not modelled");
+      }
+    }
+  }
+  OPSCOPE_TRY(head_bias, r.BoolOr("lm_head_bias", false));  // PhimoeConfig
+  spec.lm_head_bias = head_bias;
+  OPSCOPE_CHECK(ReadNope(r));
+  OPSCOPE_CHECK(ReadWindows(r));
+  OPSCOPE_CHECK(ReadMlps(r));
+  // MiniMax-M2: use_mtp, num_mtp_modules, mtp_transformer_layers (layers per module).
+  OPSCOPE_TRY(use_mtp, r.BoolOr("use_mtp", true));
+  OPSCOPE_TRY(per_module, r.IntOr("mtp_transformer_layers", 1));
+  OPSCOPE_CHECK(ReadMtp(r));
+  if (!use_mtp) spec.mtp.modules = 0;
+  if (spec.mtp.modules > 0 && per_module > 1) {
+    spec.mtp.blocks.assign(static_cast<size_t>(per_module), spec.layers.back());
+  }
+  return {};
+}
+
+namespace {
+
+Result<void> Dispatch(const Reader& r, const ConfigObject& root) {
+  OPSCOPE_CHECK(ReadVocabAndTie(r, root));
+  switch (r.family().reader) {
+    case ReaderKind::kDecoder: return ReadDecoder(r);
+    case ReaderKind::kQwenHybrid: return ReadQwenHybrid(r);
+    case ReaderKind::kMla: return ReadMla(r);
+    case ReaderKind::kMamba1: return ReadMamba1(r);
+    case ReaderKind::kMamba2: return ReadMamba2(r);
+    case ReaderKind::kNemotronH: return ReadNemotronH(r);
+    case ReaderKind::kNemotronNas: return ReadNemotronNas(r);
+    case ReaderKind::kJamba: return ReadJamba(r);
+    case ReaderKind::kFalconH1: return ReadFalconH1(r);
+    case ReaderKind::kGraniteHybrid: return ReadGraniteHybrid(r);
+    case ReaderKind::kKimiLinear: return ReadKimiLinear(r);
+    case ReaderKind::kDeepseekV4: return ReadDeepseekV4(r);
+  }
+  return MakeError("unknown reader");
+}
+
+std::string SupportedList() {
+  std::string list;
+  for (std::string_view s : kSupportedModelTypes) list += (list.empty() ? "" : ", ") + std::string(s);
+  return list;
+}
+
+// The family that reads this config: its model_type's, or --model-type's.
+Result<const Family*> PickFamily(const std::string& origin, const std::string& model_type,
+                                 const ParseOptions& options, ModelSpec& spec) {
+  if (options.model_type) {
+    const Family* f = FindFamily(*options.model_type);
+    if (f == nullptr) {
+      return MakeError("option '--model-type': \"" + *options.model_type +
+                       "\" is not a model_type opscope reads (supported: " + SupportedList() + ")");
+    }
+    if (*options.model_type != model_type) {
+      spec.assumptions.push_back("model_type '" + model_type + "' read as '" +
+                                 *options.model_type + "' (--model-type)");
+    }
+    return f;
+  }
+  const Family* f = FindFamily(model_type);
+  if (f == nullptr) {
+    return MakeError(origin + ": field 'model_type': \"" + model_type +
+                     "\" is not supported (supported: " + SupportedList() +
+                     "; a llama-shaped custom type reads with --model-type llama)");
+  }
+  return f;
+}
+
+// The state dtype of linear-attention / SSM layers: mamba_ssm_dtype where the config has it
+// (Qwen3.5), else the model dtype (DESIGN: --state-dtype overrides).
+Result<void> ReadStateDtype(const ConfigObject& text, ModelSpec& spec) {
+  OPSCOPE_TRY(ssm, text.String("mamba_ssm_dtype"));
+  if (ssm && !spec.ssm_state_dtype) {
+    OPSCOPE_TRY(f, ParseDtype(text, "mamba_ssm_dtype", *ssm));
+    spec.ssm_state_dtype = f;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& origin,
+                                const ParseOptions& options) {
   auto doc = ConfigDocument::Parse(json_text, origin);
   if (!doc) return std::unexpected(doc.error());
   const ConfigObject root = (*doc)->root();
   ModelSpec spec;
   spec.origin = origin;
 
-  auto type = root.String("model_type");
-  if (!type) return std::unexpected(type.error());
-  if (!*type) return MakeError(origin + ": missing field 'model_type'");
-  const std::string outer_type = **type;
-  // Multimodal wrappers keep the language model under text_config.
+  OPSCOPE_TRY(type, root.String("model_type"));
+  if (!type) return MakeError(origin + ": missing field 'model_type'");
+  spec.model_type = *type;
+  OPSCOPE_TRY(family, PickFamily(origin, *type, options, spec));
+
+  // Multimodal wrappers keep the language model under text_config (or llm_config, ...).
   ConfigObject text = root;
-  auto text_config = root.Object("text_config");
-  if (!text_config) return std::unexpected(text_config.error());
-  const bool nested = outer_type == "qwen3_5" || outer_type == "qwen3_5_moe" ||
-                      outer_type == "gemma3";
-  if (nested) {
-    if (!*text_config) {
-      return MakeError(origin + ": missing field 'text_config' (required for model_type '" +
-                       outer_type + "')");
+  bool in_nested = false;
+  if (!family->text_config.empty()) {
+    OPSCOPE_TRY(nested, root.Object(family->text_config));
+    if (nested) {
+      text = *nested;
+      in_nested = true;
+    } else if (!family->nested_optional) {
+      return MakeError(origin + ": missing field '" + std::string(family->text_config) +
+                       "' (required for model_type '" + *type + "')");
     }
-    text = **text_config;
-  }
-  spec.model_type = outer_type;
-  if (nested) {
-    auto inner = text.String("model_type");
-    if (!inner) return std::unexpected(inner.error());
-    if (*inner) spec.model_type = **inner;
-  }
-  const std::string& t = spec.model_type;
-  const bool known = std::find(std::begin(kSupportedModelTypes), std::end(kSupportedModelTypes),
-                               outer_type) != std::end(kSupportedModelTypes);
-  if (!known) {
-    std::string list;
-    for (std::string_view s : kSupportedModelTypes) list += (list.empty() ? "" : ", ") + std::string(s);
-    return MakeError(origin + ": field 'model_type': \"" + outer_type +
-                     "\" is not supported (supported: " + list + ")");
+    OPSCOPE_TRY(inner, text.String("model_type"));
+    if (inner && nested) spec.model_type = *inner;
+  } else {
+    // A family read at the top level: a nested language model would go unread.
+    for (std::string_view key : {"text_config", "llm_config", "language_config"}) {
+      OPSCOPE_TRY(nested, root.Object(key));
+      if (nested) {
+        return std::unexpected(root.FieldError(
+            key, "a nested language model, which model_type '" + *type +
+                     "' does not have (its fields are read at the top level)"));
+      }
+    }
   }
 
-  Reader r(text, spec);
+  Reader r(text, spec, *family);
   OPSCOPE_TRY(hidden, r.Required("hidden_size"));
   spec.hidden = hidden;
-  if (auto ok = ReadDtype(text, root, spec); !ok) return std::unexpected(ok.error());
-  if (auto ok = ReadQuantization(root, spec); !ok) return std::unexpected(ok.error());
-
-  Result<void> ok;
-  if (outer_type == "llama" || outer_type == "mistral" || outer_type == "mixtral" ||
-      outer_type == "qwen2" || outer_type == "qwen3" || outer_type == "qwen3_moe") {
-    ok = ReadGqaFamily(r, spec);
-  } else if (outer_type == "qwen3_next" || outer_type == "qwen3_5" ||
-             outer_type == "qwen3_5_moe") {
-    ok = ReadQwenHybrid(r, spec, outer_type != "qwen3_5");
-  } else if (outer_type == "deepseek_v3" || outer_type == "kimi_k2") {
-    ok = ReadDeepseek(r, spec);
-  } else if (outer_type == "gpt_oss") {
-    ok = ReadGptOss(r, spec);
-  } else if (outer_type == "gemma2" || outer_type == "gemma3" || outer_type == "gemma3_text") {
-    ok = ReadGemma(r, root, spec, outer_type != "gemma2");
-  } else if (outer_type == "mamba2") {
-    ok = ReadMamba2(r, spec);
-  } else if (outer_type == "nemotron_h") {
-    ok = ReadNemotronH(r, spec);
-  }
-  if (!ok) return std::unexpected(ok.error());
-  (void)t;
-
-  // The state dtype of linear-attention / SSM layers: mamba_ssm_dtype where the config has
-  // it (Qwen3.5), else the model dtype (DESIGN: --state-dtype overrides).
-  if (!spec.ssm_state_dtype) {
-    auto ssm = text.String("mamba_ssm_dtype");
-    if (!ssm) return std::unexpected(ssm.error());
-    if (*ssm) {
-      auto f = ParseDtype(text, "mamba_ssm_dtype", **ssm);
-      if (!f) return std::unexpected(f.error());
-      spec.ssm_state_dtype = *f;
-    }
-  }
-  // Qwen3.5 keeps tie_word_embeddings at the top level.
-  if (nested && !text.HasValue("tie_word_embeddings") && t != "gemma3_text") {
-    auto tie = root.Bool("tie_word_embeddings");
-    if (!tie) return std::unexpected(tie.error());
-    if (*tie) spec.tie_embeddings = **tie;
-  }
+  OPSCOPE_CHECK(ReadDtype(text, root, spec));
+  OPSCOPE_CHECK(ReadQuantization(root, spec));
+  OPSCOPE_CHECK(Dispatch(r, root));
+  OPSCOPE_CHECK(ReadStateDtype(text, spec));
   if (spec.layers.empty()) return MakeError(origin + ": the model has no layers");
+
+  // Nothing the reader did not look up passes silently (config_fields.h).
+  OPSCOPE_CHECK(CheckUnreadFields(text, *type, spec.assumptions));
+  if (in_nested) OPSCOPE_CHECK(CheckUnreadFields(root, *type, spec.assumptions));
   return spec;
 }
 

@@ -33,6 +33,8 @@ uint64_t BytesWithoutTensorScale(Format f, std::initializer_list<int64_t> dims) 
   return *b >= tensor_bytes ? *b - tensor_bytes : 0;
 }
 
+bool IsGated(Activation a) { return a == Activation::kSiluGated || a == Activation::kGeluGated; }
+
 // a + b in one allocation (names are built by the thousand; temporaries dominate otherwise).
 std::string Cat(std::string_view a, std::string_view b) {
   const size_t size = a.size() + b.size();
@@ -78,8 +80,14 @@ class Builder {
       Node("embed_tokens", OpKind::kEmbedding, {table_, ids}, {h});
       // Vocab-parallel: each device looks up the ids in its slice, zeros elsewhere.
       h = TpAllReduce("embed_tokens.all_reduce", h);
+      if (spec_.dsv4.hc_mult > 1) {
+        // Hyper-connections: the residual stream is hc_mult copies of the hidden state.
+        const TensorId streams = Act("hc_expand.out", {n_, StreamWidth()});
+        Node("hc_expand", OpKind::kExpand, {h}, {streams});
+        h = streams;
+      }
     } else {
-      h = Tensor("stage_input", {n_, hidden_}, recipe_.compute, Role::kInput);
+      h = Tensor("stage_input", {n_, StreamWidth()}, recipe_.compute, Role::kInput);
     }
     if (error_) return std::unexpected(*error_);
 
@@ -93,10 +101,7 @@ class Builder {
     for (int64_t i = shard_.first_layer; i < end_layer; ++i) {
       const size_t begin = g_.nodes.size();
       signature_.clear();
-      const LayerSpec& l = spec_.layers[i];
-      signature_.push_back(static_cast<uint8_t>(l.mixer));
-      signature_.push_back(static_cast<uint8_t>(l.ffn));
-      for (int s = 0; s < 64; s += 8) signature_.push_back(static_cast<uint8_t>(l.window >> s));
+      AppendSignature(spec_.layers[i]);
       h = Layer(i, h);
       if (error_) return std::unexpected(*error_);
       const size_t count = g_.nodes.size() - begin;
@@ -112,12 +117,13 @@ class Builder {
     }
     out_.distinct_layers = static_cast<int64_t>(distinct.size());
     if (!shard_.last_stage) {
-      const TensorId sent = Act("stage_output", {n_, hidden_});
+      const TensorId sent = Act("stage_output", {n_, StreamWidth()});
       Node("send_to_next_stage", OpKind::kSendRecv, {h}, {sent},
            {{"group_size", int64_t{2}}, {"scope", shard_.pp_scope}});
       return {};
     }
 
+    if (spec_.dsv4.hc_mult > 1) h = HyperHead(h);
     const TensorId normed = Norm("final_norm", h, spec_.hidden, recipe_.compute);
     const TensorId last = Tensor("last_token_index", {seqs_}, Format::kInt32, Role::kInput);
     const TensorId head_in = Act("lm_head.in", {seqs_, hidden_}, recipe_.gemm_input);
@@ -127,14 +133,18 @@ class Builder {
             ? table_
             : Weight("lm_head.weight", {C(spec_.vocab), hidden_},
                      {WeightRole::kLmHead, -1, spec_.hidden});
+    std::vector<TensorId> head_ins{head_in, head_w};
+    if (spec_.lm_head_bias) {
+      head_ins.push_back(Weight("lm_head.bias", {C(spec_.vocab)}, {WeightRole::kVector, -1, spec_.vocab}));
+    }
     if (shard_.tp == 1) {
       const TensorId logits =
           Tensor("logits", {seqs_, C(spec_.vocab)}, recipe_.compute, Role::kOutput);
-      Node("lm_head", OpKind::kLmHead, {head_in, head_w}, {logits});
+      Node("lm_head", OpKind::kLmHead, std::move(head_ins), {logits});
     } else {
       // Vocab-parallel LM head: each device's slice of the logits, gathered.
       const TensorId part = Act("lm_head.out", {seqs_, C(spec_.vocab)});
-      Node("lm_head", OpKind::kLmHead, {head_in, head_w}, {part});
+      Node("lm_head", OpKind::kLmHead, std::move(head_ins), {part});
       const TensorId logits = Tensor("logits", {seqs_, C(spec_.vocab * shard_.tp)},
                                      recipe_.compute, Role::kOutput);
       Node("lm_head.all_gather", OpKind::kAllGather, {part}, {logits},
@@ -146,6 +156,22 @@ class Builder {
 
  private:
   Expr C(int64_t v) const { return Expr::Constant(v); }
+
+  // What makes two layers cost twins: every field of their LayerSpec (and, as the layer is
+  // built, the format of every weight).
+  void AppendSignature(const LayerSpec& l) {
+    auto put = [&](int64_t v) {
+      for (int s = 0; s < 64; s += 8) signature_.push_back(static_cast<uint8_t>(v >> s));
+    };
+    signature_.push_back(static_cast<uint8_t>(l.mixer));
+    signature_.push_back(static_cast<uint8_t>(l.ffn));
+    signature_.push_back(static_cast<uint8_t>(l.parallel));
+    signature_.push_back(static_cast<uint8_t>(l.rope | (l.sparse << 1) | (l.indexer_shared << 2) |
+                                              (l.kv_shared << 3) | (l.hash_routed << 4)));
+    for (int64_t v : {l.window, l.chunk, l.compress, l.heads, l.kv_heads, l.head_dim, l.ffn_width}) {
+      put(v);
+    }
+  }
 
   // The sum of the tensor-parallel devices' partial results (row-parallel outputs).
   TensorId TpAllReduce(std::string name, TensorId partial) {
@@ -207,57 +233,86 @@ class Builder {
     n.attrs = std::move(attrs);
   }
 
-  // RMSNorm over the last dim with a weight of `width`, written in `out_format` (the
-  // matrix-input format when a matrix op reads it).
+  // The model's norm over the last dim with a weight of `width` (RMSNorm, or LayerNorm with or
+  // without a bias: families.h NormKind), written in `out_format` (the matrix-input format when
+  // a matrix op reads it).
   TensorId Norm(std::string name, TensorId x, int64_t width, Format out_format,
                 int64_t layer = -1) {
-    const TensorId w = Weight(Cat(name, ".weight"), {C(width)}, {WeightRole::kNorm, layer, width});
+    return NormOf(spec_.norm, std::move(name), x, width, out_format, layer);
+  }
+
+  TensorId NormOf(NormKind kind, std::string name, TensorId x, int64_t width, Format out_format,
+                  int64_t layer) {
+    std::vector<TensorId> ins{x, Weight(Cat(name, ".weight"), {C(width)},
+                                        {WeightRole::kNorm, layer, width})};
+    if (kind == NormKind::kLayerNorm) {
+      ins.push_back(Weight(Cat(name, ".bias"), {C(width)}, {WeightRole::kNorm, layer, width}));
+    }
     Shape shape = g_.tensors[x].shape;
     const TensorId y = Act(Cat(name, ".out"), std::move(shape), out_format);
-    Node(std::move(name), OpKind::kRMSNorm, {x, w}, {y});
+    Node(std::move(name), kind == NormKind::kRms ? OpKind::kRMSNorm : OpKind::kLayerNorm,
+         std::move(ins), {y});
+    return y;
+  }
+
+  // A norm with no weight (Llama-4's L2 norm of q and k).
+  TensorId WeightlessNorm(std::string name, TensorId x, Format out_format) {
+    Shape shape = g_.tensors[x].shape;
+    const TensorId y = Act(Cat(name, ".out"), std::move(shape), out_format);
+    Node(std::move(name), OpKind::kRMSNorm, {x}, {y}, {}, "L2Norm");
     return y;
   }
 
   // x [rows, k] · w[out, k] (+ bias) -> [rows, out].
   TensorId Linear(std::string name, TensorId x, int64_t out, WeightRole role,
                   int64_t layer, bool bias, Format out_format) {
-    const Shape& xs = g_.tensors[x].shape;
-    const int64_t k = xs.back().constant();
+    // Copies, not references: Weight() below grows g_.tensors.
+    const Expr rows = g_.tensors[x].shape.front();
+    const int64_t k = g_.tensors[x].shape.back().constant();
     std::vector<TensorId> ins{x, Weight(Cat(name, ".weight"), {C(out), C(k)}, {role, layer, k})};
     if (bias) ins.push_back(Weight(Cat(name, ".bias"), {C(out)}, {WeightRole::kVector, layer, out}));
-    const TensorId y = Act(Cat(name, ".out"), {xs.front(), C(out)}, out_format);
+    const TensorId y = Act(Cat(name, ".out"), {rows, C(out)}, out_format);
     Node(std::move(name), OpKind::kLinear, std::move(ins), {y});
     return y;
   }
 
+  // One layer: its mixer(s) and MLP with the norms and residuals of the model's layout
+  // (families.h NormLayout): pre-norm, Gemma's sandwich, OLMo-2's post-norm, Cohere's
+  // parallel block.
   TensorId Layer(int64_t i, TensorId h) {
     const LayerSpec& l = spec_.layers[i];
     const std::string p = "layers." + std::to_string(i) + ".";
+    if (spec_.dsv4.hc_mult > 1) return HyperLayer(p, i, h);
+    const NormLayout layout = spec_.norm_layout;
+    const bool post = layout == NormLayout::kSandwich || layout == NormLayout::kPost;
+    if (layout == NormLayout::kParallel) return ParallelLayer(p, i, h);
     if (l.mixer != Mixer::kNone) {
-      const TensorId x = Norm(Cat(p, "input_norm"), h, spec_.hidden, recipe_.gemm_input, i);
-      TensorId a = x;
-      switch (l.mixer) {
-        case Mixer::kAttention: a = Attention(p, i, x); break;
-        case Mixer::kMla: a = Mla(p, i, x); break;
-        case Mixer::kGatedDeltaNet: a = GatedDeltaNet(p, i, x); break;
-        case Mixer::kMamba2: a = Mamba2(p, i, x); break;
-        case Mixer::kNone: break;
+      const TensorId x = layout == NormLayout::kPost
+                             ? h
+                             : Norm(Cat(p, "input_norm"), h, spec_.hidden, recipe_.gemm_input, i);
+      TensorId a = MixerBlock(p, i, l.mixer, x);
+      if (l.parallel != Mixer::kNone) {
+        // Falcon-H1: a second mixer reads the same normed input; the outputs are summed.
+        const TensorId b = MixerBlock(p, i, l.parallel, x);
+        const TensorId sum = Act(Cat(p, "mixer_sum.out"), {n_, hidden_});
+        Node(Cat(p, "mixer_sum"), OpKind::kAdd, {a, b}, {sum});
+        a = sum;
       }
       a = TpAllReduce(Cat(p, "mixer_all_reduce"), a);
-      if (spec_.sandwich_norms) a = Norm(Cat(p, "post_attention_norm"), a, spec_.hidden, recipe_.compute, i);
+      if (post) a = Norm(Cat(p, "post_attention_norm"), a, spec_.hidden, recipe_.compute, i);
       const TensorId sum = Act(Cat(p, "mixer_residual.out"), {n_, hidden_});
       Node(Cat(p, "mixer_residual"), OpKind::kAdd, {h, a}, {sum});
       h = sum;
     }
     if (l.ffn != Ffn::kNone) {
-      const TensorId x = Norm(Cat(p, "ffn_norm"), h, spec_.hidden, recipe_.gemm_input, i);
-      TensorId f = l.ffn == Ffn::kDense ? Mlp(Cat(p, "mlp."), i, x, spec_.mlp.intermediate,
-                                              spec_.mlp.act, spec_.mlp.bias)
-                                        : Moe(Cat(p, "moe."), i, x);
+      const TensorId x = layout == NormLayout::kPost
+                             ? h
+                             : Norm(Cat(p, "ffn_norm"), h, spec_.hidden, recipe_.gemm_input, i);
+      TensorId f = FfnBlock(p, i, x);
       // Expert parallelism reduces inside Moe(); otherwise the MLP (or the tensor-parallel
       // experts with the shared expert) ends row-parallel.
-      if (l.ffn == Ffn::kDense || shard_.ep == 1) f = TpAllReduce(Cat(p, "ffn_all_reduce"), f);
-      if (spec_.sandwich_norms) f = Norm(Cat(p, "post_ffn_norm"), f, spec_.hidden, recipe_.compute, i);
+      if (l.ffn != Ffn::kMoe || shard_.ep == 1) f = TpAllReduce(Cat(p, "ffn_all_reduce"), f);
+      if (post) f = Norm(Cat(p, "post_ffn_norm"), f, spec_.hidden, recipe_.compute, i);
       const TensorId sum = Act(Cat(p, "ffn_residual.out"), {n_, hidden_});
       Node(Cat(p, "ffn_residual"), OpKind::kAdd, {h, f}, {sum});
       h = sum;
@@ -265,6 +320,234 @@ class Builder {
     return h;
   }
 
+  // Cohere's parallel block: one norm feeds attention and the MLP; h + attention + MLP.
+  TensorId ParallelLayer(const std::string& p, int64_t i, TensorId h) {
+    const LayerSpec& l = spec_.layers[i];
+    const TensorId x = Norm(Cat(p, "input_norm"), h, spec_.hidden, recipe_.gemm_input, i);
+    std::vector<TensorId> terms{h};
+    if (l.mixer != Mixer::kNone) terms.push_back(MixerBlock(p, i, l.mixer, x));
+    if (l.ffn != Ffn::kNone) terms.push_back(FfnBlock(p, i, x));
+    TensorId partial = Act(Cat(p, "parallel_sum.out"), {n_, hidden_});
+    Node(Cat(p, "parallel_sum"), OpKind::kAdd, {terms.begin() + 1, terms.end()}, {partial});
+    partial = TpAllReduce(Cat(p, "parallel_all_reduce"), partial);
+    const TensorId sum = Act(Cat(p, "residual.out"), {n_, hidden_});
+    Node(Cat(p, "residual"), OpKind::kAdd, {h, partial}, {sum});
+    return sum;
+  }
+
+  TensorId MixerBlock(const std::string& p, int64_t i, Mixer kind, TensorId x) {
+    switch (kind) {
+      case Mixer::kAttention: return Attention(p, i, x);
+      case Mixer::kMla: return Mla(p, i, x);
+      case Mixer::kGatedDeltaNet: return GatedDeltaNet(p, i, x);
+      case Mixer::kMamba2: return Mamba2(p, i, x);
+      case Mixer::kMamba1: return Mamba1(p, i, x);
+      case Mixer::kKda: return Kda(p, i, x);
+      case Mixer::kDeepseekV4: return DeepseekV4Attention(p, i, x);
+      case Mixer::kLinear:
+        // DeciLM's replace_with_linear: the attention block is one hidden -> hidden matrix.
+        return Linear(Cat(p, "attn.linear"), x, spec_.hidden, WeightRole::kAttnOut, i, false,
+                      recipe_.compute);
+      case Mixer::kNone: break;
+    }
+    return x;
+  }
+
+  TensorId FfnBlock(const std::string& p, int64_t i, TensorId x) {
+    const LayerSpec& l = spec_.layers[i];
+    switch (l.ffn) {
+      case Ffn::kDense:
+        return Mlp(Cat(p, "mlp."), i, x, l.ffn_width > 0 ? l.ffn_width : spec_.mlp.intermediate,
+                   spec_.mlp.act, spec_.mlp.bias);
+      case Ffn::kMoe: return Moe(Cat(p, "moe."), i, x);
+      case Ffn::kLinear:
+        return Linear(Cat(p, "mlp.linear"), x, spec_.hidden, WeightRole::kFfnDown, i, false,
+                      recipe_.compute);
+      case Ffn::kNone: break;
+    }
+    return x;
+  }
+
+  // The residual stream's width: hidden, or hc_mult copies of it (DeepSeek-V4).
+  Expr StreamWidth() const {
+    return spec_.dsv4.hc_mult > 1 ? C(spec_.dsv4.hc_mult * spec_.hidden) : hidden_;
+  }
+
+  // Manifold-Constrained Hyper-Connections (DeepseekV4HyperConnection): a weightless RMSNorm
+  // of the hc streams, the mix logits fn [(2 + hc)·hc, hc·hidden] (with base and scale), and
+  // the collapse of the streams into the sub-layer's input [n, hidden].
+  std::pair<TensorId, TensorId> HcCollapse(const std::string& name, TensorId streams, int64_t i) {
+    const int64_t hc = spec_.dsv4.hc_mult, mix = (2 + hc) * hc;
+    const TensorId flat = WeightlessNorm(Cat(name, ".input_norm"), streams, recipe_.compute);
+    const TensorId logits =
+        Linear(Cat(name, ".fn"), flat, mix, WeightRole::kRouter, i, false, Format::kF32);
+    const TensorId x = Act(Cat(name, ".collapse.out"), {n_, hidden_});
+    Node(Cat(name, ".collapse"), OpKind::kReduceSum,
+         {streams, logits, Vector(Cat(name, ".base"), i, mix), Vector(Cat(name, ".scale"), i, 3)},
+         {x}, {}, "HyperConnectionCollapse");
+    return {x, logits};
+  }
+
+  // Writes a sub-layer's output back into the hc streams: comb · streams + post · output.
+  TensorId HcExpand(const std::string& name, TensorId streams, TensorId out, TensorId logits) {
+    const TensorId y = Act(Cat(name, ".expand.out"), {n_, StreamWidth()});
+    Node(Cat(name, ".expand"), OpKind::kAdd, {streams, out, logits}, {y}, {},
+         "HyperConnectionExpand");
+    return y;
+  }
+
+  // A DeepSeek-V4 layer: hyper-connections around attention and around the MoE.
+  TensorId HyperLayer(const std::string& p, int64_t i, TensorId h) {
+    const LayerSpec& l = spec_.layers[i];
+    auto [x, mix] = HcCollapse(Cat(p, "attn_hc"), h, i);
+    x = Norm(Cat(p, "input_norm"), x, spec_.hidden, recipe_.gemm_input, i);
+    TensorId a = TpAllReduce(Cat(p, "mixer_all_reduce"), MixerBlock(p, i, l.mixer, x));
+    h = HcExpand(Cat(p, "attn_hc"), h, a, mix);
+    auto [y, mix2] = HcCollapse(Cat(p, "ffn_hc"), h, i);
+    y = Norm(Cat(p, "ffn_norm"), y, spec_.hidden, recipe_.gemm_input, i);
+    TensorId f = FfnBlock(p, i, y);
+    if (l.ffn != Ffn::kMoe || shard_.ep == 1) f = TpAllReduce(Cat(p, "ffn_all_reduce"), f);
+    return HcExpand(Cat(p, "ffn_hc"), h, f, mix2);
+  }
+
+  // DeepseekV4HyperHead: the streams collapse once more (hc_fn [hc, hc·hidden]) before the
+  // final norm.
+  TensorId HyperHead(TensorId streams) {
+    const int64_t hc = spec_.dsv4.hc_mult;
+    const TensorId flat = WeightlessNorm("hc_head.input_norm", streams, recipe_.compute);
+    const TensorId logits = Linear("hc_head.fn", flat, hc, WeightRole::kRouter, -1, false, Format::kF32);
+    const TensorId x = Act("hc_head.collapse.out", {n_, hidden_});
+    Node("hc_head.collapse", OpKind::kReduceSum,
+         {streams, logits, Vector("hc_head.base", -1, hc), Vector("hc_head.scale", -1, 1)}, {x}, {},
+         "HyperConnectionCollapse");
+    return x;
+  }
+
+  // One pooled entry per `ratio` tokens (DeepseekV4 compressors): kv and gate projections of
+  // coff·width (coff 2: overlapping windows), a learned position bias [ratio, coff·width], the
+  // softmax-weighted sum over each window, a norm and RoPE. Returns the new entries
+  // [ceil(n/ratio), width].
+  TensorId Compressor(const std::string& name, int64_t i, TensorId x, int64_t ratio, int64_t coff,
+                      int64_t width) {
+    const TensorId kv = Linear(Cat(name, ".kv_proj"), x, coff * width, WeightRole::kOtherMatrix, i,
+                               false, recipe_.compute);
+    const TensorId gate = Linear(Cat(name, ".gate_proj"), x, coff * width, WeightRole::kOtherMatrix,
+                                 i, false, recipe_.compute);
+    const TensorId bias = Weight(Cat(name, ".position_bias"), {C(ratio), C(coff * width)},
+                                 {WeightRole::kVector, i, coff * width});
+    const TensorId pooled = Act(Cat(name, ".pool.out"), {Expr::CeilDiv(n_, C(ratio)), C(width)});
+    Node(Cat(name, ".pool"), OpKind::kReduceSum, {kv, gate, bias}, {pooled}, {}, "CompressPool");
+    const TensorId normed = Norm(Cat(name, ".kv_norm"), pooled, width, recipe_.compute, i);
+    const TensorId rotated = Act(Cat(name, ".rope.out"), g_.tensors[normed].shape);
+    Node(Cat(name, ".rope"), OpKind::kRoPE, {normed}, {rotated});
+    return rotated;
+  }
+
+  // A compressed cache [seqs, ceil(ctx/ratio), 1, width]; per token it holds 1/ratio entry.
+  TensorId CompressedCache(const std::string& name, int64_t i, int64_t ratio, int64_t width) {
+    const TensorId cache =
+        State(name, {seqs_, Expr::CeilDiv(ctx_, C(ratio)), C(1), C(width)}, recipe_.kv);
+    const uint64_t entry = BytesWithoutTensorScale(recipe_.kv, {1, 1, 1, width});
+    out_.kv_caches.push_back({cache, i, 0, (entry + static_cast<uint64_t>(ratio) - 1) /
+                                               static_cast<uint64_t>(ratio)});
+    return cache;
+  }
+
+  // DeepSeek-V4 attention (DeepseekV4Attention): q through q_a / q_norm / q_b and a weightless
+  // per-head norm; one shared K = V head (kv_proj, kv_norm); attention over the sliding-window
+  // cache (with the per-head sinks) and, in CSA / HCA layers, over the compressed cache (CSA:
+  // the index_topk entries its indexer selects); RoPE undone on the output; the grouped
+  // low-rank output projection o_a (block-diagonal, an Einsum) then o_b.
+  TensorId DeepseekV4Attention(const std::string& p, int64_t i, TensorId x) {
+    const LayerSpec& l = spec_.layers[i];
+    const DeepseekV4Spec& v4 = spec_.dsv4;
+    const int64_t heads = spec_.attn.heads, d = spec_.attn.head_dim;
+    TensorId qa = Linear(Cat(p, "attn.q_a_proj"), x, v4.q_lora_rank, WeightRole::kOtherMatrix, i,
+                         false, recipe_.compute);
+    qa = Norm(Cat(p, "attn.q_norm"), qa, v4.q_lora_rank, recipe_.gemm_input, i);
+    TensorId q = Linear(Cat(p, "attn.q_b_proj"), qa, heads * d, WeightRole::kOtherMatrix, i, false,
+                        recipe_.compute);
+    q = WeightlessNorm(Cat(p, "attn.q_head_norm"), q, recipe_.compute);
+    TensorId kv = Linear(Cat(p, "attn.kv_proj"), x, d, WeightRole::kAttnQkv, i, false, recipe_.compute);
+    kv = Norm(Cat(p, "attn.kv_norm"), kv, d, recipe_.compute, i);
+    std::tie(q, kv) = Rope(Cat(p, "attn.rope"), q, kv);
+    const TensorId window_cache =
+        State(Cat(p, "attn.kv_cache"), {seqs_, CacheLength(v4.window), C(1), C(d)}, recipe_.kv);
+    out_.kv_caches.push_back(
+        {window_cache, i, v4.window, BytesWithoutTensorScale(recipe_.kv, {1, 1, 1, d})});
+    TensorId o = Act(Cat(p, "attn.window_attention.out"), {n_, C(heads * d)});
+    Node(Cat(p, "attn.window_attention"), OpKind::kPagedAttention,
+         {q, window_cache, kv, Vector(Cat(p, "attn.sinks"), i, heads)}, {o},
+         {{"q_heads", heads}, {"head_dim", d}, {"window", v4.window}});
+    if (l.compress > 0) o = AddCompressedAttention(p, i, x, q, qa, o);
+    const TensorId derotated = Act(Cat(p, "attn.out_rope.out"), {n_, C(heads * d)}, recipe_.gemm_input);
+    Node(Cat(p, "attn.out_rope"), OpKind::kRoPE, {o}, {derotated});
+    return GroupedOutput(p, i, derotated);
+  }
+
+  // A CSA / HCA layer's second attention, over its compressed cache (CSA: the index_topk
+  // entries its indexer selects), merged with the window attention's output `o`.
+  TensorId AddCompressedAttention(const std::string& p, int64_t i, TensorId x, TensorId q,
+                                  TensorId qa, TensorId o) {
+    const LayerSpec& l = spec_.layers[i];
+    const int64_t heads = spec_.attn.heads, d = spec_.attn.head_dim;
+    const int64_t coff = l.sparse ? 2 : 1;
+    const TensorId entries = Compressor(Cat(p, "attn.compressor"), i, x, l.compress, coff, d);
+    const TensorId cache = CompressedCache(Cat(p, "attn.compressed_cache"), i, l.compress, d);
+    std::vector<TensorId> ins{q, cache, entries};
+    Attrs attrs{{"q_heads", heads}, {"head_dim", d}, {"compress", l.compress}};
+    if (l.sparse) {
+      ins.push_back(CompressedIndexer(p, i, x, qa, l.compress));
+      attrs.emplace_back("topk", spec_.indexer.topk);
+    }
+    const TensorId oc = Act(Cat(p, "attn.compressed_attention.out"), {n_, C(heads * d)});
+    Node(Cat(p, "attn.compressed_attention"), OpKind::kPagedAttention, std::move(ins), {oc},
+         std::move(attrs));
+    const TensorId sum = Act(Cat(p, "attn.attention_sum.out"), {n_, C(heads * d)});
+    Node(Cat(p, "attn.attention_sum"), OpKind::kAdd, {o, oc}, {sum}, {}, "SoftmaxMerge");
+    return sum;
+  }
+
+  // Grouped output projection: o_groups blocks of heads·d/o_groups -> o_lora_rank each (o_a,
+  // an Einsum over the block-diagonal weight), then o_groups·o_lora_rank -> hidden (o_b).
+  TensorId GroupedOutput(const std::string& p, int64_t i, TensorId derotated) {
+    const DeepseekV4Spec& v4 = spec_.dsv4;
+    const int64_t g = v4.o_groups, in_g = spec_.attn.heads * spec_.attn.head_dim / g;
+    const TensorId grouped = Act(Cat(p, "attn.o_groups"), {n_, C(g), C(in_g)}, recipe_.gemm_input);
+    Node(Cat(p, "attn.o_groups.view"), OpKind::kReshape, {derotated}, {grouped});
+    const TensorId oa_w = Weight(Cat(p, "attn.o_a_proj.weight"), {C(g), C(v4.o_lora_rank), C(in_g)},
+                                 {WeightRole::kOtherMatrix, i, in_g});
+    const TensorId oa = Act(Cat(p, "attn.o_a_proj.out"), {n_, C(g), C(v4.o_lora_rank)});
+    Node(Cat(p, "attn.o_a_proj"), OpKind::kEinsum, {grouped, oa_w}, {oa},
+         {{"equation", std::string("ngk,gok->ngo")}});
+    const TensorId flat = Act(Cat(p, "attn.o_a_proj.flat"), {n_, C(g * v4.o_lora_rank)},
+                              recipe_.gemm_input);
+    Node(Cat(p, "attn.o_a_proj.view"), OpKind::kReshape, {oa}, {flat});
+    return Linear(Cat(p, "attn.o_b_proj"), flat, spec_.hidden, WeightRole::kAttnOut, i, false,
+                  recipe_.compute);
+  }
+
+  // The CSA layer's lightning indexer (DeepseekV4Indexer): its own pooled index keys (one per
+  // `ratio` tokens, overlapping windows), queries from the q latent, per-head weights.
+  TensorId CompressedIndexer(const std::string& p, int64_t i, TensorId x, TensorId q_latent,
+                             int64_t ratio) {
+    const IndexerSpec& s = spec_.indexer;
+    const std::string q = Cat(p, "attn.compressor.indexer");
+    const TensorId keys = Compressor(q, i, x, ratio, 2, s.head_dim);
+    const TensorId cache = CompressedCache(Cat(q, ".k_cache"), i, ratio, s.head_dim);
+    const TensorId qi = Linear(Cat(q, ".q_b_proj"), q_latent, s.heads * s.head_dim,
+                               WeightRole::kOtherMatrix, i, false, recipe_.compute);
+    const TensorId qr = Act(Cat(q, ".q_rope.out"), g_.tensors[qi].shape);
+    Node(Cat(q, ".q_rope"), OpKind::kRoPE, {qi}, {qr});
+    const TensorId w = Linear(Cat(q, ".weights_proj"), x, s.heads, WeightRole::kOtherMatrix, i,
+                              false, Format::kF32);
+    const TensorId indices = Act(Cat(q, ".topk.ids"), {n_, C(s.topk)}, Format::kInt32);
+    Node(Cat(q, ".score"), OpKind::kLightningIndexer, {qr, w, cache, keys}, {indices},
+         {{"heads", s.heads}, {"head_dim", s.head_dim}, {"topk", s.topk}, {"compress", ratio}});
+    return indices;
+  }
+
+  // The cache length of a windowed (W) or chunked layer: min(ctx, W), built once per W.
   Expr CacheLength(int64_t window) {
     if (window == 0) return ctx_;
     for (const auto& [w, e] : window_lengths_) {
@@ -274,31 +557,55 @@ class Builder {
     return window_lengths_.back().second;
   }
 
-  // Standard (GQA, sliding-window, gated, with sinks) attention; returns [n, hidden].
+  // The q (and k) norm of a layer: per head over head_dim, over the whole projection
+  // (OLMo-2, MiniMax-M2), or a weightless L2 norm (Llama-4).
+  TensorId QkNorm(std::string name, TensorId x, int64_t head_dim, int64_t i) {
+    const AttentionSpec& a = spec_.attn;
+    if (a.qk_norm_weightless) return WeightlessNorm(std::move(name), x, recipe_.compute);
+    const int64_t width = a.qk_norm_full ? g_.tensors[x].shape.back().constant() : head_dim;
+    return Norm(std::move(name), x, width, recipe_.compute, i);
+  }
+
+  // Standard (GQA, sliding-window, chunked, gated, with sinks) attention; returns [n, hidden].
+  // Per-layer heads and head_dim override the model's (DeciLM blocks, Gemma-4 global layers);
+  // a kv-shared layer reads an earlier layer's cache and projects no keys or values.
   TensorId Attention(const std::string& p, int64_t i, TensorId x) {
     const AttentionSpec& a = spec_.attn;
-    const int64_t window = spec_.layers[i].window;
-    const int64_t d = a.head_dim, qo = a.heads * d, kvo = a.kv_heads * d;
+    const LayerSpec& l = spec_.layers[i];
+    const int64_t heads = l.heads > 0 ? l.heads : a.heads;
+    const int64_t kv_heads = l.kv_heads > 0 ? l.kv_heads : a.kv_heads;
+    const int64_t d = l.head_dim > 0 ? l.head_dim : a.head_dim;
+    // A chunked layer keeps at most one chunk: its cache is sized like a window's (the figures'
+    // min(ctx, W)), but its tensor spans ctx so that the rule sees the position in the chunk.
+    const int64_t window = l.window > 0 ? l.window : l.chunk;
+    const int64_t qo = heads * d, kvo = kv_heads * d;
     const int64_t q_rows = a.output_gate ? 2 * qo : qo;
-    TensorId q, k, v, gate = 0;
+    const bool own_kv = !l.kv_shared;
+    const int64_t kv_rows = own_kv ? (a.k_eq_v ? kvo : 2 * kvo) : 0;
+    TensorId q, k = 0, v = 0, gate = 0;
     if (!recipe_.gguf) {
       // One fused QKV projection, as vLLM / TensorRT-LLM run it.
-      const TensorId qkv = Linear(Cat(p, "attn.qkv_proj"), x, q_rows + 2 * kvo, WeightRole::kAttnQkv,
+      const TensorId qkv = Linear(Cat(p, "attn.qkv_proj"), x, q_rows + kv_rows, WeightRole::kAttnQkv,
                                   i, a.qkv_bias, recipe_.compute);
       q = Act(Cat(p, "attn.q"), {n_, C(qo)});
       std::vector<TensorId> parts{q};
       if (a.output_gate) parts.push_back(gate = Act(Cat(p, "attn.gate"), {n_, C(qo)}));
-      k = Act(Cat(p, "attn.k"), {n_, C(kvo)});
-      v = Act(Cat(p, "attn.v"), {n_, C(kvo)});
-      parts.push_back(k);
-      parts.push_back(v);
+      if (own_kv) {
+        k = Act(Cat(p, "attn.k"), {n_, C(kvo)});
+        parts.push_back(k);
+        if (!a.k_eq_v) parts.push_back(v = Act(Cat(p, "attn.v"), {n_, C(kvo)}));
+      }
       Node(Cat(p, "attn.split_qkv"), OpKind::kSplit, {qkv}, std::move(parts),
            {{"layout", std::string("contiguous")}});
     } else {
       // llama.cpp runs q, k and v as three matrices (they may have different types).
       q = Linear(Cat(p, "attn.q_proj"), x, q_rows, WeightRole::kAttnQ, i, a.qkv_bias, recipe_.compute);
-      k = Linear(Cat(p, "attn.k_proj"), x, kvo, WeightRole::kAttnK, i, a.qkv_bias, recipe_.compute);
-      v = Linear(Cat(p, "attn.v_proj"), x, kvo, WeightRole::kAttnV, i, a.qkv_bias, recipe_.compute);
+      if (own_kv) {
+        k = Linear(Cat(p, "attn.k_proj"), x, kvo, WeightRole::kAttnK, i, a.qkv_bias, recipe_.compute);
+        if (!a.k_eq_v) {
+          v = Linear(Cat(p, "attn.v_proj"), x, kvo, WeightRole::kAttnV, i, a.qkv_bias, recipe_.compute);
+        }
+      }
       if (a.output_gate) {
         const TensorId qg = q;
         q = Act(Cat(p, "attn.q"), {n_, C(qo)});
@@ -308,24 +615,39 @@ class Builder {
       }
     }
     if (a.qk_norm) {
-      q = Norm(Cat(p, "attn.q_norm"), q, d, recipe_.compute, i);
-      k = Norm(Cat(p, "attn.k_norm"), k, d, recipe_.compute, i);
+      q = QkNorm(Cat(p, "attn.q_norm"), q, d, i);
+      if (own_kv) k = QkNorm(Cat(p, "attn.k_norm"), k, d, i);
     }
-    if (a.rope) {
-      std::tie(q, k) = Rope(Cat(p, "attn.rope"), q, k);
+    if (a.rope && l.rope) {
+      if (own_kv) {
+        std::tie(q, k) = Rope(Cat(p, "attn.rope"), q, k);
+      } else {
+        const TensorId qr = Act(Cat(p, "attn.rope.q"), g_.tensors[q].shape);
+        Node(Cat(p, "attn.rope"), OpKind::kRoPE, {q}, {qr});
+        q = qr;
+      }
     }
-    const Expr len = CacheLength(window);
-    const TensorId kc = State(Cat(p, "attn.k_cache"), {seqs_, len, C(a.kv_heads), C(d)}, recipe_.kv);
-    const TensorId vc = State(Cat(p, "attn.v_cache"), {seqs_, len, C(a.kv_heads), C(d)}, recipe_.kv);
-    const uint64_t per_token = BytesWithoutTensorScale(recipe_.kv, {1, 1, a.kv_heads, d});
-    out_.kv_caches.push_back({kc, i, window, per_token});
-    out_.kv_caches.push_back({vc, i, window, per_token});
-    std::vector<TensorId> ins{q, kc, vc, k, v};
-    if (a.sinks) ins.push_back(Weight(Cat(p, "attn.sinks"), {C(a.heads)}, {WeightRole::kVector, i, a.heads}));
+    const Expr len = CacheLength(l.window);
+    const bool kv_one = a.k_eq_v;
+    const TensorId kc = State(Cat(p, kv_one ? "attn.kv_cache" : "attn.k_cache"),
+                              {seqs_, len, C(kv_heads), C(d)}, recipe_.kv);
+    const TensorId vc = kv_one ? kc : State(Cat(p, "attn.v_cache"), {seqs_, len, C(kv_heads), C(d)},
+                                            recipe_.kv);
+    const uint64_t per_token = BytesWithoutTensorScale(recipe_.kv, {1, 1, kv_heads, d});
+    std::vector<TensorId> ins{q, kc};
+    if (!kv_one) ins.push_back(vc);
+    if (own_kv) {
+      out_.kv_caches.push_back({kc, i, window, per_token});
+      if (!kv_one) out_.kv_caches.push_back({vc, i, window, per_token});
+      ins.push_back(k);
+      if (!kv_one) ins.push_back(v);
+    }
+    if (a.sinks) ins.push_back(Weight(Cat(p, "attn.sinks"), {C(heads)}, {WeightRole::kVector, i, heads}));
     const Format out_format = a.output_gate ? recipe_.compute : recipe_.gemm_input;
     TensorId o = Act(Cat(p, "attn.attention.out"), {n_, C(qo)}, out_format);
-    Attrs attrs{{"q_heads", a.heads}, {"head_dim", d}};
-    if (window > 0) attrs.emplace_back("window", window);
+    Attrs attrs{{"q_heads", heads}, {"head_dim", d}};
+    if (l.window > 0) attrs.emplace_back("window", l.window);
+    if (l.window == 0 && l.chunk > 0) attrs.emplace_back("chunk", l.chunk);
     Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, std::move(ins), {o}, std::move(attrs));
     if (a.output_gate) {
       const TensorId gated = Act(Cat(p, "attn.output_gate.out"), {n_, C(qo)}, recipe_.gemm_input);
@@ -345,17 +667,46 @@ class Builder {
     return {qr, kr};
   }
 
-  // Multi-head latent attention (DeepSeek-V3): one latent cache row per token.
+  // DeepSeek Sparse Attention's lightning indexer (DeepseekV32 / GlmMoeDsa Indexer): index
+  // queries from the q latent (wq_b), one index key per token (wk, a LayerNorm, RoPE) cached
+  // like the KV cache, per-head weights (weights_proj); the LightningIndexer op scores every
+  // cached token and keeps index_topk. A layer that shares its indexer reuses the indices of
+  // the last layer that ran one.
+  TensorId Indexer(const std::string& p, int64_t i, TensorId x, TensorId q_latent) {
+    const IndexerSpec& s = spec_.indexer;
+    if (spec_.layers[i].indexer_shared && last_indices_) return *last_indices_;
+    const std::string q = Cat(p, "attn.indexer.");
+    const TensorId qi = Linear(Cat(q, "wq_b"), q_latent, s.heads * s.head_dim,
+                               WeightRole::kOtherMatrix, i, false, recipe_.compute);
+    TensorId ki = Linear(Cat(q, "wk"), x, s.head_dim, WeightRole::kOtherMatrix, i, false,
+                         recipe_.compute);
+    ki = NormOf(NormKind::kLayerNorm, Cat(q, "k_norm"), ki, s.head_dim, recipe_.compute, i);
+    const auto [qr, kr] = Rope(Cat(q, "rope"), qi, ki);
+    const TensorId w = Linear(Cat(q, "weights_proj"), x, s.heads, WeightRole::kOtherMatrix, i,
+                              false, Format::kF32);
+    const TensorId cache = State(Cat(q, "k_cache"), {seqs_, ctx_, C(1), C(s.head_dim)}, recipe_.kv);
+    out_.kv_caches.push_back(
+        {cache, i, 0, BytesWithoutTensorScale(recipe_.kv, {1, 1, 1, s.head_dim})});
+    const TensorId indices = Act(Cat(q, "topk.ids"), {n_, C(s.topk)}, Format::kInt32);
+    Node(Cat(q, "score"), OpKind::kLightningIndexer, {qr, w, cache, kr}, {indices},
+         {{"heads", s.heads}, {"head_dim", s.head_dim}, {"topk", s.topk}});
+    last_indices_ = indices;
+    return indices;
+  }
+
+  // Multi-head latent attention (DeepSeek-V3): one latent cache row per token; with DSA
+  // (DeepSeek-V3.2, GLM-5) the attention sees only the index_topk keys the indexer selects.
   TensorId Mla(const std::string& p, int64_t i, TensorId x) {
     const MlaSpec& m = spec_.mla;
     const int64_t heads = spec_.attn.heads;
     const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     const int64_t latent = m.kv_lora_rank + m.qk_rope_head_dim;
-    TensorId q;
+    TensorId q, q_latent = x;
     if (m.q_lora_rank > 0) {
       TensorId qa = Linear(Cat(p, "attn.q_a_proj"), x, m.q_lora_rank, WeightRole::kOtherMatrix, i,
                            spec_.attn.qkv_bias, recipe_.compute);
       qa = Norm(Cat(p, "attn.q_a_norm"), qa, m.q_lora_rank, recipe_.gemm_input, i);
+      q_latent = qa;
       q = Linear(Cat(p, "attn.q_b_proj"), qa, heads * qk, WeightRole::kOtherMatrix, i, false,
                  recipe_.compute);
     } else {
@@ -375,13 +726,18 @@ class Builder {
         Weight(Cat(p, "attn.kv_b_proj.weight"),
                {C(heads * (m.qk_nope_head_dim + m.v_head_dim)), C(m.kv_lora_rank)},
                {WeightRole::kAttnKvB, i, m.kv_lora_rank});
+    std::vector<TensorId> ins{q_r, cache, latent_new, kv_b};
+    Attrs attrs{{"q_heads", heads},
+                {"kv_lora_rank", m.kv_lora_rank},
+                {"qk_rope_head_dim", m.qk_rope_head_dim},
+                {"qk_nope_head_dim", m.qk_nope_head_dim},
+                {"v_head_dim", m.v_head_dim}};
+    if (spec_.layers[i].sparse && spec_.indexer.heads > 0) {
+      ins.push_back(Indexer(p, i, x, q_latent));
+      attrs.emplace_back("topk", spec_.indexer.topk);
+    }
     const TensorId o = Act(Cat(p, "attn.attention.out"), {n_, C(heads * m.v_head_dim)}, recipe_.gemm_input);
-    Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, {q_r, cache, latent_new, kv_b}, {o},
-         {{"q_heads", heads},
-          {"kv_lora_rank", m.kv_lora_rank},
-          {"qk_rope_head_dim", m.qk_rope_head_dim},
-          {"qk_nope_head_dim", m.qk_nope_head_dim},
-          {"v_head_dim", m.v_head_dim}});
+    Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, std::move(ins), {o}, std::move(attrs));
     return Linear(Cat(p, "attn.o_proj"), o, spec_.hidden, WeightRole::kAttnOut, i, spec_.attn.o_bias,
                   recipe_.compute);
   }
@@ -432,7 +788,8 @@ class Builder {
                                                                    s.value_head_dim})});
     const TensorId core = Act(Cat(q, "delta_rule.out"), {n_, C(s.value_dim())});
     Node(Cat(q, "delta_rule"), OpKind::kGdnRecurrence, {conv, state, gates}, {core, state});
-    const TensorId normed = Norm(Cat(q, "norm"), core, s.value_head_dim, recipe_.compute, i);
+    const TensorId normed =
+        NormOf(NormKind::kRms, Cat(q, "norm"), core, s.value_head_dim, recipe_.compute, i);
     const TensorId gated = Act(Cat(q, "norm_gate.out"), {n_, C(s.value_dim())}, recipe_.gemm_input);
     Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, z}, {gated}, {}, "RMSNormGated");
     return Linear(Cat(q, "out_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, false,
@@ -461,28 +818,110 @@ class Builder {
          {conv, state, dt, Vector(Cat(q, "A_log"), i, s.heads), Vector(Cat(q, "D"), i, s.heads),
           Vector(Cat(q, "dt_bias"), i, s.heads)},
          {y, state});
-    const TensorId normed = Norm(Cat(q, "norm"), y, s.inner(), recipe_.compute, i);
+    const TensorId normed =
+        s.gated_norm ? NormOf(NormKind::kRms, Cat(q, "norm"), y, s.inner(), recipe_.compute, i) : y;
     const TensorId gated = Act(Cat(q, "norm_gate.out"), {n_, C(s.inner())}, recipe_.gemm_input);
-    Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, z}, {gated}, {}, "RMSNormGated");
+    Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, z}, {gated}, {},
+         s.gated_norm ? "RMSNormGated" : "SiluGate");
     return Linear(Cat(q, "out_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, s.proj_bias,
                   recipe_.compute);
   }
 
-  // The MLP's activation over [rows, 2·width] (gated) or [rows, width] (squared ReLU).
+  // Mamba (selective scan; MambaMixer, JambaMambaMixer): in_proj -> (x, z), causal conv on x,
+  // x_proj -> (dt, B, C) (Jamba: an RMSNorm on each), dt_proj (with bias) -> dt per channel,
+  // the scan with state [seqs, inner, state_size] and A_log [inner, state_size], D, gate by
+  // silu(z), out_proj.
+  TensorId Mamba1(const std::string& p, int64_t i, TensorId x) {
+    const Mamba1Spec& s = spec_.mamba1;
+    const std::string q = Cat(p, "mamba.");
+    const TensorId xz = Linear(Cat(q, "in_proj"), x, 2 * s.inner, WeightRole::kOtherMatrix, i,
+                               s.proj_bias, recipe_.compute);
+    const TensorId xs = Act(Cat(q, "x"), {n_, C(s.inner)});
+    const TensorId z = Act(Cat(q, "z"), {n_, C(s.inner)});
+    Node(Cat(q, "split_in_proj"), OpKind::kSplit, {xz}, {xs, z}, {{"layout", std::string("contiguous")}});
+    const TensorId conv = CausalConv(Cat(q, "conv1d"), i, xs, s.inner, s.conv_kernel, s.conv_bias);
+    const TensorId dbc = Linear(Cat(q, "x_proj"), conv, s.dt_rank + 2 * s.state_size,
+                                WeightRole::kOtherMatrix, i, false, recipe_.compute);
+    TensorId dt = Act(Cat(q, "dt_low_rank"), {n_, C(s.dt_rank)});
+    TensorId b = Act(Cat(q, "B"), {n_, C(s.state_size)});
+    TensorId c = Act(Cat(q, "C"), {n_, C(s.state_size)});
+    Node(Cat(q, "split_x_proj"), OpKind::kSplit, {dbc}, {dt, b, c}, {{"layout", std::string("contiguous")}});
+    if (s.bcdt_norms) {
+      dt = NormOf(NormKind::kRms, Cat(q, "dt_layernorm"), dt, s.dt_rank, recipe_.compute, i);
+      b = NormOf(NormKind::kRms, Cat(q, "b_layernorm"), b, s.state_size, recipe_.compute, i);
+      c = NormOf(NormKind::kRms, Cat(q, "c_layernorm"), c, s.state_size, recipe_.compute, i);
+    }
+    const TensorId delta = Linear(Cat(q, "dt_proj"), dt, s.inner, WeightRole::kOtherMatrix, i, true,
+                                  recipe_.compute);
+    const TensorId state = State(Cat(q, "ssm_state"), {seqs_, C(s.inner), C(s.state_size)}, recipe_.state);
+    out_.states.push_back(
+        {state, i, BytesWithoutTensorScale(recipe_.state, {1, s.inner, s.state_size})});
+    const TensorId a_log = Weight(Cat(q, "A_log"), {C(s.inner), C(s.state_size)},
+                                  {WeightRole::kVector, i, s.state_size});
+    const TensorId y = Act(Cat(q, "ssm.out"), {n_, C(s.inner)});
+    Node(Cat(q, "ssm"), OpKind::kSsmUpdate, {conv, state, delta, b, c, a_log, Vector(Cat(q, "D"), i, s.inner)},
+         {y, state}, {}, "SelectiveScan");
+    const TensorId gated = Act(Cat(q, "gate.out"), {n_, C(s.inner)}, recipe_.gemm_input);
+    Node(Cat(q, "gate"), OpKind::kMul, {y, z}, {gated}, {}, "SiluGate");
+    return Linear(Cat(q, "out_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, s.proj_bias,
+                  recipe_.compute);
+  }
+
+  // Kimi Delta Attention (Kimi-Linear KimiDeltaAttention): q, k, v projections with short
+  // convolutions, a low-rank forget gate (f_a, f_b) and beta (b_proj), the gated delta rule
+  // with per-channel decay over state [seqs, heads, head_dim, head_dim] (KdaRecurrence), a
+  // low-rank output gate (g_a, g_b) into a gated RMSNorm, o_proj.
+  TensorId Kda(const std::string& p, int64_t i, TensorId x) {
+    const KdaSpec& s = spec_.kda;
+    const std::string q = Cat(p, "kda.");
+    const int64_t width = s.heads * s.head_dim;
+    const TensorId qkv = Linear(Cat(q, "qkv_proj"), x, 3 * width, WeightRole::kOtherMatrix, i,
+                                false, recipe_.compute);
+    const TensorId conv = CausalConv(Cat(q, "conv1d"), i, qkv, 3 * width, s.conv_kernel, false);
+    const TensorId f_low = Linear(Cat(q, "f_a_proj"), x, s.head_dim, WeightRole::kOtherMatrix, i,
+                                  false, recipe_.compute);
+    const TensorId decay = Linear(Cat(q, "f_b_proj"), f_low, width, WeightRole::kOtherMatrix, i,
+                                  false, recipe_.compute);
+    const TensorId beta = Linear(Cat(q, "b_proj"), x, s.heads, WeightRole::kOtherMatrix, i, false,
+                                 recipe_.compute);
+    const TensorId gates = Act(Cat(q, "gates.out"), {n_, C(width + s.heads)}, Format::kF32);
+    Node(Cat(q, "gates"), OpKind::kSigmoid,
+         {decay, beta, Vector(Cat(q, "A_log"), i, s.heads), Vector(Cat(q, "dt_bias"), i, width)},
+         {gates}, {}, "KdaGates");
+    const TensorId state = State(Cat(q, "recurrent_state"),
+                                 {seqs_, C(s.heads), C(s.head_dim), C(s.head_dim)}, recipe_.state);
+    out_.states.push_back(
+        {state, i, BytesWithoutTensorScale(recipe_.state, {1, s.heads, s.head_dim, s.head_dim})});
+    const TensorId core = Act(Cat(q, "delta_rule.out"), {n_, C(width)});
+    Node(Cat(q, "delta_rule"), OpKind::kKdaRecurrence, {conv, state, gates}, {core, state});
+    const TensorId g_low = Linear(Cat(q, "g_a_proj"), x, s.head_dim, WeightRole::kOtherMatrix, i,
+                                  false, recipe_.compute);
+    const TensorId g = Linear(Cat(q, "g_b_proj"), g_low, width, WeightRole::kOtherMatrix, i, false,
+                              recipe_.compute);
+    const TensorId normed = NormOf(NormKind::kRms, Cat(q, "o_norm"), core, s.head_dim, recipe_.compute, i);
+    const TensorId gated = Act(Cat(q, "norm_gate.out"), {n_, C(width)}, recipe_.gemm_input);
+    Node(Cat(q, "norm_gate"), OpKind::kMul, {normed, g}, {gated}, {}, "RMSNormGated");
+    return Linear(Cat(q, "o_proj"), gated, spec_.hidden, WeightRole::kOtherMatrix, i, false,
+                  recipe_.compute);
+  }
+
+  // The MLP's activation over [rows, 2·width] (gated) or [rows, width] (squared ReLU, GELU).
   TensorId Activate(std::string name, TensorId x, Expr rows, int64_t width, Activation act) {
     const TensorId y = Act(Cat(name, ".out"), {std::move(rows), C(width)}, recipe_.gemm_input);
     switch (act) {
       case Activation::kSiluGated: Node(std::move(name), OpKind::kSiluMul, {x}, {y}); break;
       case Activation::kGeluGated: Node(std::move(name), OpKind::kGeluMul, {x}, {y}); break;
       case Activation::kRelu2: Node(std::move(name), OpKind::kRelu, {x}, {y}, {}, "relu2"); break;
+      case Activation::kGelu: Node(std::move(name), OpKind::kGelu, {x}, {y}); break;
     }
     return y;
   }
 
-  // Dense MLP: gate_up (fused, as engines run it) + activation + down, or up + relu² + down.
+  // Dense MLP: gate_up (fused, as engines run it) + activation + down, or up + activation
+  // (squared ReLU, GELU) + down.
   TensorId Mlp(const std::string& p, int64_t i, TensorId x, int64_t width, Activation act,
                bool bias) {
-    const bool gated = act != Activation::kRelu2;
+    const bool gated = IsGated(act);
     const TensorId up = gated ? Linear(Cat(p, "gate_up_proj"), x, 2 * width, WeightRole::kFfnGate, i,
                                        bias, recipe_.compute)
                               : Linear(Cat(p, "up_proj"), x, width, WeightRole::kFfnUp, i, bias,
@@ -491,11 +930,16 @@ class Builder {
     return Linear(Cat(p, "down_proj"), a, spec_.hidden, WeightRole::kFfnDown, i, bias, recipe_.compute);
   }
 
-  // Router + routed experts (+ shared experts).
+  // Router + routed experts (+ shared experts). Latent MoE (moe.latent > 0, Nemotron-3):
+  // fc1_latent_proj takes the token to the latent width before the experts (and before the
+  // expert-parallel dispatch, which then moves latent rows), the experts run in that width,
+  // fc2_latent_proj takes their sum back to hidden.
   TensorId Moe(const std::string& p, int64_t i, TensorId x) {
     const MoeSpec& m = spec_.moe;
     const Expr e = C(m.experts), k = C(m.top_k);
-    const bool gated = m.act != Activation::kRelu2;
+    const bool gated = IsGated(m.act);
+    const int64_t width = m.latent > 0 ? m.latent : spec_.hidden;
+    const Expr w_expr = C(width);
     // Router: logits, scores, top-k.
     std::vector<TensorId> rin{x, Weight(Cat(p, "router.weight"), {e, hidden_},
                                         {WeightRole::kRouter, i, spec_.hidden})};
@@ -503,16 +947,13 @@ class Builder {
     const TensorId logits = Act(Cat(p, "router.out"), {n_, e}, Format::kF32);
     Node(Cat(p, "router"), OpKind::kRouter, std::move(rin), {logits});
     const TensorId scores = Act(Cat(p, "scores.out"), {n_, e}, Format::kF32);
-    if (m.sigmoid_scores) {
-      std::vector<TensorId> sin{logits};
-      if (m.score_correction_bias) {
-        sin.push_back(Weight(Cat(p, "e_score_correction_bias"), {e},
-                             {WeightRole::kScoreBias, i, m.experts}));
-      }
-      Node(Cat(p, "scores"), OpKind::kSigmoid, std::move(sin), {scores});
-    } else {
-      Node(Cat(p, "scores"), OpKind::kSoftmax, {logits}, {scores});
+    std::vector<TensorId> sin{logits};
+    if (m.score_correction_bias && !spec_.layers[i].hash_routed) {
+      sin.push_back(Weight(Cat(p, "e_score_correction_bias"), {e},
+                           {WeightRole::kScoreBias, i, m.experts}));
     }
+    Node(Cat(p, "scores"), m.sigmoid_scores ? OpKind::kSigmoid : OpKind::kSoftmax, std::move(sin),
+         {scores});
     const TensorId topk_w = Act(Cat(p, "topk.weights"), {n_, k}, Format::kF32);
     const TensorId topk_i = Act(Cat(p, "topk.ids"), {n_, k}, Format::kInt32);
     Node(Cat(p, "topk"), OpKind::kTopK, {scores}, {topk_w, topk_i}, {{"k", m.top_k}});
@@ -530,16 +971,21 @@ class Builder {
     const int64_t gu_out = gated ? 2 * m.intermediate : m.intermediate;
     Attrs expert_attrs{{"top_k", m.top_k}};
     TensorId routed_in = x;
+    if (m.latent > 0) {
+      routed_in = Linear(Cat(p, "fc1_latent_proj"), x, m.latent, WeightRole::kOtherMatrix, i,
+                         spec_.mlp.bias, recipe_.gemm_input);
+    }
     if (ep) {
       expert_attrs.emplace_back("experts_total", full_.moe.experts);
-      routed_in = Act(Cat(p, "experts.dispatch.out"), {rows, hidden_}, g_.tensors[x].format);
-      Node(Cat(p, "experts.dispatch"), OpKind::kAllToAll, {x, topk_i}, {routed_in},
+      const TensorId local_in = routed_in;
+      routed_in = Act(Cat(p, "experts.dispatch.out"), {rows, w_expr}, g_.tensors[local_in].format);
+      Node(Cat(p, "experts.dispatch"), OpKind::kAllToAll, {local_in, topk_i}, {routed_in},
            {{"group_size", shard_.moe_group}, {"scope", shard_.moe_scope}});
     }
     std::vector<TensorId> gin{
         routed_in,
-        Weight(Cat(p, "experts.gate_up_proj.weight"), {e, C(gu_out), hidden_},
-               {gated ? WeightRole::kExpertGate : WeightRole::kExpertUp, i, spec_.hidden},
+        Weight(Cat(p, "experts.gate_up_proj.weight"), {e, C(gu_out), w_expr},
+               {gated ? WeightRole::kExpertGate : WeightRole::kExpertUp, i, width},
                WeightGroup::kRoutedExpert, m.experts),
         topk_i};
     if (m.expert_bias) {
@@ -552,16 +998,16 @@ class Builder {
     const TensorId a = Activate(Cat(p, "experts.act"), gu, rows, m.intermediate, m.act);
     std::vector<TensorId> din{
         a,
-        Weight(Cat(p, "experts.down_proj.weight"), {e, hidden_, C(m.intermediate)},
+        Weight(Cat(p, "experts.down_proj.weight"), {e, w_expr, C(m.intermediate)},
                {WeightRole::kExpertDown, i, m.intermediate}, WeightGroup::kRoutedExpert,
                m.experts),
         topk_i};
     if (m.expert_bias) {
-      din.push_back(Weight(Cat(p, "experts.down_proj.bias"), {e, hidden_},
-                           {WeightRole::kVector, i, spec_.hidden}, WeightGroup::kRoutedExpert,
+      din.push_back(Weight(Cat(p, "experts.down_proj.bias"), {e, w_expr},
+                           {WeightRole::kVector, i, width}, WeightGroup::kRoutedExpert,
                            m.experts));
     }
-    const TensorId down = Act(Cat(p, "experts.down.out"), {rows, hidden_});
+    const TensorId down = Act(Cat(p, "experts.down.out"), {rows, w_expr});
     Node(Cat(p, "experts.down"), OpKind::kExpertDown, std::move(din), {down}, std::move(expert_attrs));
     // Expert parallelism: the expert outputs go back to the devices that own their tokens
     // (each tensor-parallel device owns ceil(n/tp) of its replica's n tokens; each expert's
@@ -571,13 +1017,18 @@ class Builder {
     if (ep) {
       if (shard_.tp > 1) own = Expr::CeilDiv(n_, C(shard_.tp));
       expert_out = Act(Cat(p, "experts.combine_all_to_all.out"),
-                       {Expr::Mul(own, C(m.top_k * shard_.expert_tp)), hidden_});
+                       {Expr::Mul(own, C(m.top_k * shard_.expert_tp)), w_expr});
       Node(Cat(p, "experts.combine_all_to_all"), OpKind::kAllToAll, {down}, {expert_out},
            {{"group_size", shard_.moe_group}, {"scope", shard_.moe_scope}});
     }
     // Weighted sum of each token's top_k expert outputs.
-    TensorId routed = Act(Cat(p, "experts.combine.out"), {own, hidden_});
+    TensorId routed = Act(Cat(p, "experts.combine.out"), {own, w_expr},
+                          m.latent > 0 ? recipe_.gemm_input : recipe_.compute);
     Node(Cat(p, "experts.combine"), OpKind::kReduceSum, {expert_out, topk_w}, {routed});
+    if (m.latent > 0) {
+      routed = Linear(Cat(p, "fc2_latent_proj"), routed, spec_.hidden, WeightRole::kOtherMatrix, i,
+                      spec_.mlp.bias, recipe_.compute);
+    }
     if (m.shared_intermediate == 0) {
       if (!ep || shard_.tp == 1) return routed;
       // Each tensor-parallel device holds its own tokens' rows: gather the replica's n.
@@ -613,6 +1064,7 @@ class Builder {
   std::optional<Error> error_;
   std::vector<std::pair<int64_t, Expr>> window_lengths_;  // min(ctx, W), built once per W
   Expr expert_rows_;                                       // n · top_k, built once
+  std::optional<TensorId> last_indices_;                   // DSA: the last indexer's top-k
 };
 
 // This device's share of the model: the sizes DeviceShard splits, divided.
@@ -629,6 +1081,13 @@ ModelSpec ShardSpec(const ModelSpec& s, const DeviceShard& d) {
     l.mlp.intermediate = s.mlp.intermediate / t;
     l.moe.shared_intermediate = s.moe.shared_intermediate / t;
     l.vocab = (s.vocab + t - 1) / t;  // vocab-parallel, the last slice padded
+    l.kda.heads = s.kda.heads / t;
+    l.indexer.heads = s.indexer.heads / t;
+    for (LayerSpec& layer : l.layers) {  // per-layer overrides split like the model's
+      layer.heads /= t;
+      layer.kv_heads = layer.kv_heads >= t ? layer.kv_heads / t : (layer.kv_heads > 0 ? 1 : 0);
+      layer.ffn_width /= t;
+    }
   }
   if (d.ep > 1) {
     l.moe.experts = s.moe.experts / d.ep;
@@ -637,6 +1096,40 @@ ModelSpec ShardSpec(const ModelSpec& s, const DeviceShard& d) {
     l.moe.intermediate = s.moe.intermediate / t;
   }
   return l;
+}
+
+// Elements of every weight tensor a step graph holds.
+uint64_t WeightElements(const StepGraph& g) {
+  uint64_t total = 0;
+  for (const WeightEntry& w : g.weights) {
+    uint64_t elems = 1;
+    for (const Expr& d : g.graph.tensors[w.tensor].shape) {
+      elems *= static_cast<uint64_t>(d.IsConstant() ? d.constant() : 0);
+    }
+    total += elems;
+  }
+  return total;
+}
+
+// The MTP modules' parameters (StepGraph::params_mtp): one module's blocks are built as a
+// pipeline stage in the middle of the model (no embedding, no LM head) and counted.
+Result<uint64_t> MtpParams(const ModelSpec& spec, const Recipe& recipe) {
+  const MtpSpec& mtp = spec.mtp;
+  if (mtp.modules == 0 || mtp.blocks.empty()) return 0;
+  ModelSpec m = spec;
+  m.layers = mtp.blocks;
+  m.mtp = {};
+  DeviceShard body;
+  body.first_stage = body.last_stage = false;
+  StepGraph g;
+  Builder builder(m, m, body, recipe, g);
+  if (auto ok = builder.Build(); !ok) return std::unexpected(ok.error());
+  const auto h = static_cast<uint64_t>(spec.hidden);
+  uint64_t module = WeightElements(g) + 2 * h * h + 3 * h;  // eh_proj, enorm, hnorm, final norm
+  if (mtp.own_embeddings) {
+    module += static_cast<uint64_t>(spec.vocab) * h * (spec.tie_embeddings ? 1 : 2);
+  }
+  return static_cast<uint64_t>(mtp.modules) * module;
 }
 
 }  // namespace
@@ -651,6 +1144,9 @@ Result<StepGraph> BuildStepGraph(const ModelSpec& spec, const Recipe& recipe,
   const ModelSpec local = ShardSpec(spec, shard);
   Builder builder(local, spec, shard, recipe, out);
   if (auto ok = builder.Build(); !ok) return std::unexpected(ok.error());
+  auto mtp = MtpParams(spec, recipe);
+  if (!mtp) return std::unexpected(mtp.error());
+  out.params_mtp = *mtp;
   return out;
 }
 

@@ -58,6 +58,11 @@ struct StepGraph {
   std::vector<CacheEntry> kv_caches;
   std::vector<StateEntry> states;
   int64_t distinct_layers = 0;  // layers costed once each (the rest are cost twins)
+  // Parameters of the multi-token-prediction modules (model_spec.h MtpSpec), which the step
+  // does not run and params_total does not count: modules · (their blocks + the projection
+  // [hidden, 2·hidden] + three norms [hidden] + their own embedding and LM head where the
+  // checkpoint stores them). 0 without MTP modules.
+  uint64_t params_mtp = 0;
 };
 
 // One device's share of a multi-device deployment (DESIGN "Multi-device deployments"; the

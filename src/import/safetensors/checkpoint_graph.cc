@@ -157,7 +157,11 @@ std::optional<std::string> LayerWeightName(const hf::ModelSpec& spec, int64_t la
   const std::string prefix = "layers." + std::to_string(layer) + ".";
   // Norms whose meaning depends on the model.
   if (stem == "post_attention_layernorm") {
-    return prefix + (spec.sandwich_norms ? "post_attention_norm" : "ffn_norm") + std::string(suffix);
+    // Gemma's sandwich and OLMo-2's post-norm layout norm the attention output under this
+    // name; llama's pre-norm layout uses it before the MLP.
+    const bool post = spec.norm_layout == hf::NormLayout::kSandwich ||
+                      spec.norm_layout == hf::NormLayout::kPost;
+    return prefix + (post ? "post_attention_norm" : "ffn_norm") + std::string(suffix);
   }
   if (stem == "norm") {  // Nemotron-H / Mamba2: one norm per block, before its mixer or MLP
     return prefix + (l.mixer != Mixer::kNone ? "input_norm" : "ffn_norm") + std::string(suffix);
