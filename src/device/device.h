@@ -34,6 +34,9 @@ struct Device {
   // devices of different nodes goes over the network. Bounds --gpus-per-node.
   std::optional<double> devices_per_node;
   std::string source;
+  // The name as the user typed it when that was another spelling or an alias of `name`
+  // ("H100", "h100" for h100-sxm); empty otherwise. Reports say which device ran.
+  std::string requested_as;
 
   std::optional<double> Peak(format::MmaClass c) const {
     return peak_flops_per_s[static_cast<int>(c)];
@@ -43,7 +46,10 @@ struct Device {
 // Every built-in device, in file order. Parsed once from the embedded data/devices.json.
 const std::vector<Device>& BuiltinDevices();
 
-// A built-in device by id; the error lists the nearest known ids.
+// A built-in device by id, matched case-insensitively and with separators folded ("H100-SXM",
+// "rtx4090") or by a common alias ("h100" -> h100-sxm, "mi300" -> mi300x); the result's
+// requested_as then keeps what was typed. The error says "did you mean 'ID'?" for the nearest
+// id by edit distance and lists the nearest known ids.
 Result<Device> FindBuiltinDevice(std::string_view name);
 
 // Parses one device document: either a single device object or {"devices": [...]} with

@@ -1,6 +1,7 @@
 // Typed, Python-compatible lookups into a config.json (see config_json.h).
 #include "import/hf_config/config_json.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <utility>
@@ -209,6 +210,14 @@ Result<std::optional<ConfigObject>> ConfigObject::Object(std::string_view key) c
     return std::unexpected(FieldError(key, "expected an object, got " + Describe(*v)));
   }
   return ConfigObject(object, origin_, Path(key) + ".");
+}
+
+std::vector<std::string> ConfigObject::Keys() const {
+  std::vector<std::string> keys;
+  for (auto field : object_) {
+    if (std::find(keys.begin(), keys.end(), field.key) == keys.end()) keys.emplace_back(field.key);
+  }
+  return keys;
 }
 
 Result<std::unique_ptr<ConfigDocument>> ConfigDocument::Parse(std::string_view text,

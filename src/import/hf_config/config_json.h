@@ -44,6 +44,8 @@ class ConfigObject {
   Result<std::optional<std::vector<std::string>>> StringList(std::string_view key) const;
   Result<std::optional<std::vector<int64_t>>> IntList(std::string_view key) const;
   Result<std::optional<ConfigObject>> Object(std::string_view key) const;
+  // The keys in file order, each once (a repeated key at its first place).
+  std::vector<std::string> Keys() const;
 
   // "text_config.hidden_size": the field as the user wrote it, for messages.
   std::string Path(std::string_view key) const { return prefix_ + std::string(key); }
