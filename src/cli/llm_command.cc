@@ -2,6 +2,7 @@
 // become one engine step, costed and timed on a device, with the serving figures
 // (DESIGN "The LLM step model"). `opscope llm --list` lists the presets.
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -39,30 +40,35 @@ struct LlmOptions {
   OutputOptions output;
 };
 
-// The config text and the name errors and reports use: a preset, or a config.json path.
-struct ModelSource {
-  std::string text;
-  std::string origin;  // "config.json" path, or the preset's file
-  std::string name;    // what the report calls the model
-};
+// The config text and the name errors and reports use: a preset, a config.json path or a
+// model folder (import/hf_config/model_dir.h).
+using ModelSource = LlmModelSource;
 
 Result<ModelSource> LoadModel(const std::string& model) {
   if (const import::hf::Preset* p = import::hf::FindPreset(model)) {
     return ModelSource{std::string(p->json), "preset '" + std::string(p->name) + "'",
-                       std::string(p->name)};
+                       std::string(p->name), std::nullopt};
   }
   std::error_code ec;
+  if (std::filesystem::is_directory(model, ec)) {
+    auto folder = import::hf::ReadModelFolder(model);
+    if (!folder) return std::unexpected(folder.error());
+    std::string text = folder->config_text, origin = folder->config_path, name = folder->name;
+    return ModelSource{std::move(text), std::move(origin), std::move(name), std::move(*folder)};
+  }
   if (std::filesystem::exists(model, ec)) {
-    auto text = ReadFile(model);
-    if (!text) return std::unexpected(text.error());
-    return ModelSource{std::move(*text), model, model};
+    auto folder = import::hf::ReadConfigFile(model);
+    if (!folder) return std::unexpected(folder.error());
+    std::string text = folder->config_text;
+    return ModelSource{std::move(text), model, model, std::move(*folder)};
   }
   if (model.ends_with(".gguf")) {
     return MakeError(model + ": GGUF files are not read yet; pass the model's config.json and "
                      "--weights with its llama.cpp file type (e.g. q4_k_m)");
   }
   return MakeError("model '" + model + "': neither a built-in preset (see 'opscope llm --list') " +
-                   "nor an existing config.json file");
+                   "nor an existing config.json file or model folder" +
+                   import::hf::PresetHint(model));
 }
 
 Result<void> CheckOptions(const LlmOptions& o) {
@@ -123,14 +129,23 @@ Result<int> RunLlm(const LlmOptions& o) {
   if (!source) return std::unexpected(source.error());
   auto device = device::ResolveDevice(o.device);
   if (!device) return std::unexpected(device.error());
-  auto spec = import::hf::ParseHfConfig(source->text, source->origin);
+  auto spec = ParseLlmModel(*source);
   if (!spec) return std::unexpected(spec.error());
+  if (!device->requested_as.empty()) {
+    spec->assumptions.push_back("device '" + device->requested_as + "' is " + device->name +
+                                " (" + device->description + ")");
+  }
   import::hf::RecipeOptions recipe_options{o.weights, o.activations, o.kv_dtype, o.state_dtype};
   auto recipe = import::hf::ResolveRecipe(*spec, recipe_options);
   if (!recipe) return std::unexpected(recipe.error());  // names the option or the file
   auto step = import::hf::BuildStepGraph(*spec, *recipe);
   if (!step) return std::unexpected(Wrap(source->origin, step.error()));
   step->graph.name = source->name;
+  if (source->folder) {
+    if (auto warning = import::hf::CheckTotalSize(*source->folder, *step)) {
+      std::fprintf(stderr, "opscope: warning: %s\n", warning->c_str());
+    }
+  }
 
   llm::Request request;
   request.phase = o.phase == "prefill" ? llm::Phase::kPrefill : llm::Phase::kDecode;
@@ -173,11 +188,11 @@ Result<int> RunLlm(const LlmOptions& o) {
 
 }  // namespace
 
-Result<LlmModelSource> LoadLlmModel(const std::string& model) {
-  auto source = LoadModel(model);
-  if (!source) return std::unexpected(source.error());
-  return LlmModelSource{std::move(source->text), std::move(source->origin),
-                        std::move(source->name)};
+Result<LlmModelSource> LoadLlmModel(const std::string& model) { return LoadModel(model); }
+
+Result<import::hf::ModelSpec> ParseLlmModel(const LlmModelSource& source) {
+  if (source.folder) return import::hf::ParseModelFolder(*source.folder);
+  return import::hf::ParseHfConfig(source.text, source.origin);
 }
 
 Command AddLlmCommand(CLI::App& root) {
@@ -193,7 +208,8 @@ Command AddLlmCommand(CLI::App& root) {
   app->footer("Supported model_type: " + types +
               ".\nWeights: any format of the formats table, or a llama.cpp file type (q4_0 q4_1 "
               "q5_0 q5_1 q8_0 q2_k q3_k_m q4_k_m q5_k_m q6_k) mapped per tensor. See docs/llm.md.");
-  app->add_option("MODEL", o->model, "Preset name (opscope llm --list) or path to a config.json");
+  app->add_option("MODEL", o->model,
+                  "Preset name (opscope llm --list), a config.json, or a model folder");
   app->add_flag("--list", o->list, "List the built-in presets and exit");
   app->add_option("--device", o->device, "Device id (see 'opscope devices') or a device .json file")
       ->capture_default_str();

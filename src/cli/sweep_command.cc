@@ -123,7 +123,7 @@ Result<int> RunSweepLlm(const SweepOptions& o) {
   }
   auto source = LoadLlmModel(o.model);
   if (!source) return std::unexpected(source.error());
-  auto model = import::hf::ParseHfConfig(source->text, source->origin);
+  auto model = ParseLlmModel(*source);
   if (!model) return std::unexpected(model.error());
 
   spec.model_name = source->name;

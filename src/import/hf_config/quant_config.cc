@@ -528,19 +528,21 @@ std::optional<QuantScheme> AlgoScheme(const std::string& algo, std::optional<int
                                       std::string& why) {
   const std::optional<ModelOptAlgo> a = FindAlgo(algo);
   if (!a) {
-    why = "quant_algo \"" + algo + "\"";
+    std::string known;
+    for (const ModelOptAlgo& k : kModelOptAlgos) known += (known.empty() ? "" : ", ") + std::string(k.name);
+    why = Quote(algo) + " (modelled: " + known + ", MIXED_PRECISION)";
     return std::nullopt;
   }
   QuantScheme s{a->weights, a->activations, std::string(a->name)};
   if (a->int4_groups) {
     const std::optional<Format> f = Int4Groups(group.value_or(128), false);
     if (!f) {
-      why = "quant_algo \"" + algo + "\" with group_size " + std::to_string(*group);
+      why = Quote(algo) + " with group_size " + std::to_string(*group);
       return std::nullopt;
     }
     s.weights = *f;
   } else if (group && a->weights == Format::kNvfp4 && *group != 16) {
-    why = "quant_algo \"" + algo + "\" with group_size " + std::to_string(*group);
+    why = Quote(algo) + " with group_size " + std::to_string(*group);
     return std::nullopt;
   }
   return s;
@@ -560,7 +562,7 @@ Result<void> ReadQuantizedLayers(const ConfigObject& layers, CheckpointQuant& ou
     std::string why;
     std::optional<QuantScheme> s = AlgoScheme(*algo, group, why);
     if (!s) {
-      out.unsupported = "'" + layers.Path(module) + "': " + why + " is not modelled";
+      out.unsupported = "'" + entry->Path("quant_algo") + "' " + why + " is not modelled";
       return {};
     }
     const std::string key = s->name + "/" + std::string(format::FormatName(s->weights));
@@ -635,7 +637,7 @@ Result<void> ReadModelOpt(const ConfigObject& q, std::string_view exclude_key,
   std::string why;
   std::optional<QuantScheme> s = AlgoScheme(*algo, group, why);
   if (!s) {
-    out.unsupported = "'" + q.Path("quant_algo") + "': " + why + " is not modelled";
+    out.unsupported = "'" + q.Path("quant_algo") + "' " + why + " is not modelled";
     return {};
   }
   if (upper == "NVFP4_AWQ") {

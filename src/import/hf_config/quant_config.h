@@ -89,8 +89,9 @@ struct CheckpointQuant {
     kNone,
     kLinear,         // the layers' projections (attention, MLP, experts, GDN/Mamba in/out):
                      // fp8, awq, gptq, --weights; never the LM head or the router
-    kAllLinear,      // every nn.Linear module, the LM head and routers included, unless
-                     // excluded: compressed-tensors, modelopt, bitsandbytes
+    kAllLinear,      // every Linear module, the LM head included, unless excluded:
+                     // compressed-tensors, modelopt, bitsandbytes. Routers and shared-expert
+                     // gates only where a rule names them (engines build them unquantized).
     kRoutedExperts,  // mxfp4 (gpt-oss)
   };
   Scope scope = Scope::kNone;

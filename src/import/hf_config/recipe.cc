@@ -88,7 +88,7 @@ void UseCheckpoint(const ModelSpec& spec, Recipe& r, const std::string& dtype_na
   const CheckpointQuant& q = spec.quant;
   r.checkpoint = q;
   const bool config = q.source == spec.origin;
-  const std::string from = config ? "config" : q.source;
+  const std::string from = config ? "config" : q.source.substr(q.source.rfind('/') + 1);
   r.weights_label = std::string(format::FormatName(q.format)) + " (" +
                     std::string(ScopeWords(q.scope)) + ", from " + from + ") + " + dtype_name;
   const std::string file = config ? "quantization_config" : q.source;
@@ -334,8 +334,11 @@ Format WeightFormats::FromCheckpoint(const WeightSite& site, std::string_view te
     case WeightRole::kScoreBias:
       return Format::kF32;
     case WeightRole::kLmHead:
-    case WeightRole::kRouter:
       in_scope = q.scope == CheckpointQuant::Scope::kAllLinear;
+      break;
+    case WeightRole::kRouter:
+      // Routers and shared-expert gates: only where a rule names them (engines build them
+      // unquantized: vLLM's gate layers take no quant_config).
       break;
     case WeightRole::kExpertGate:
     case WeightRole::kExpertUp:
