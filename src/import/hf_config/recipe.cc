@@ -124,65 +124,81 @@ bool UseMoreBits(int64_t i, int64_t n) {
 
 }  // namespace
 
+namespace {
+
+// --weights: a llama.cpp file type, a plain float (the whole checkpoint), or a quantized
+// format for the layer matrices.
+Result<void> ResolveWeightsOption(const std::string& w, const std::string& dtype_name, Recipe& r) {
+  if (auto ft = ParseGgufFileType(w)) {
+    r.gguf = *ft;
+    r.weights_label = std::string(GgufFileTypeName(*ft)) + " (llama.cpp file type)";
+    return {};
+  }
+  auto f = ParseOptionFormat("--weights", w, true);
+  if (!f) {
+    std::string types;
+    for (std::string_view s : kGgufFileTypeNames) {
+      types += ' ';
+      types += s;
+    }
+    return MakeError(f.error().message + "; or a llama.cpp file type:" + types);
+  }
+  const format::FormatInfo& info = format::Info(*f);
+  if (info.kind == format::Kind::kInt && *f != Format::kInt8 && *f != Format::kInt8Rowwise) {
+    return MakeError("option '--weights': '" + w + "' is not a weight format");
+  }
+  const std::string name(format::FormatName(*f));
+  if (IsPlainFloat(*f)) {
+    r.dtype = r.matrix = *f;  // the whole checkpoint in this dtype
+    r.weights_label = name;
+  } else {
+    r.scope = CheckpointQuant::Scope::kLinear;
+    r.matrix = *f;
+    r.weights_label = name + " (layer matrices) + " + dtype_name;
+  }
+  return {};
+}
+
+// The weights: --weights, else the checkpoint's quantization, else the dtype; then the
+// checkpoint's matrix-input and KV formats unless options replace them.
+Result<void> ResolveWeights(const ModelSpec& spec, const RecipeOptions& options, Recipe& r) {
+  const std::string dtype_name(format::FormatName(spec.dtype));
+  const CheckpointQuant& q = spec.quant;
+  if (options.weights) {
+    if (auto ok = ResolveWeightsOption(*options.weights, dtype_name, r); !ok) return ok;
+    if (!q.method.empty()) {
+      r.assumptions.push_back("recipe: --weights " + *options.weights +
+                              " replaces the checkpoint's " + q.method + " from " + q.source);
+    }
+  } else if (!q.unsupported.empty()) {
+    return MakeError(q.source + ": " + (q.source == spec.origin ? "quantization_config: " : "") +
+                     q.unsupported + "; choose the weight format with --weights");
+  } else if (q.scheme || q.rules) {
+    UseCheckpoint(spec, r, dtype_name);
+  } else {
+    r.weights_label = dtype_name;
+    for (const std::string& note : q.notes) r.assumptions.push_back("recipe: " + note);
+  }
+  if (r.checkpoint && r.checkpoint->activations && !options.activations) {
+    r.gemm_input = *r.checkpoint->activations;
+  }
+  if (q.kv && !options.kv) r.kv = *q.kv;
+  if (q.kv && options.kv) {
+    r.assumptions.push_back("recipe: --kv-dtype " + *options.kv +
+                            " replaces the checkpoint's KV cache format " +
+                            std::string(format::FormatName(*q.kv)));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<Recipe> ResolveRecipe(const ModelSpec& spec, const RecipeOptions& options) {
   Recipe r;
   r.dtype = spec.dtype;
   r.compute = r.gemm_input = r.kv = r.conv_state = spec.dtype;
   r.state = spec.ssm_state_dtype.value_or(spec.dtype);
-  const std::string dtype_name(format::FormatName(spec.dtype));
-
-  if (options.weights) {
-    const std::string& w = *options.weights;
-    if (auto ft = ParseGgufFileType(w)) {
-      r.gguf = *ft;
-      r.weights_label = std::string(GgufFileTypeName(*ft)) + " (llama.cpp file type)";
-    } else {
-      auto f = ParseOptionFormat("--weights", w, true);
-      if (!f) {
-        std::string types;
-        for (std::string_view s : kGgufFileTypeNames) {
-          types += ' ';
-          types += s;
-        }
-        return MakeError(f.error().message + "; or a llama.cpp file type:" + types);
-      }
-      const format::FormatInfo& info = format::Info(*f);
-      if (info.kind == format::Kind::kInt && *f != Format::kInt8) {
-        return MakeError("option '--weights': '" + w + "' is not a weight format");
-      }
-      const std::string name(format::FormatName(*f));
-      if (IsPlainFloat(*f)) {
-        r.dtype = r.matrix = *f;  // the whole checkpoint in this dtype
-        r.weights_label = name;
-      } else {
-        r.scope = CheckpointQuant::Scope::kLinear;
-        r.matrix = *f;
-        r.weights_label = name + " (layer matrices) + " + dtype_name;
-      }
-    }
-  } else if (!spec.quant.unsupported.empty()) {
-    return MakeError(spec.quant.source + ": " +
-                     (spec.quant.source == spec.origin ? "quantization_config: " : "") +
-                     spec.quant.unsupported + "; choose the weight format with --weights");
-  } else if (spec.quant.scheme || spec.quant.rules) {
-    UseCheckpoint(spec, r, dtype_name);
-  } else {
-    r.weights_label = dtype_name;
-    for (const std::string& note : spec.quant.notes) r.assumptions.push_back("recipe: " + note);
-  }
-  if (options.weights && !spec.quant.method.empty()) {
-    r.assumptions.push_back("recipe: --weights " + *options.weights + " replaces the checkpoint's " +
-                            spec.quant.method + " from " + spec.quant.source);
-  }
-  // The checkpoint's activation and KV formats, unless options replace them.
-  if (r.checkpoint && r.checkpoint->activations && !options.activations) {
-    r.gemm_input = *r.checkpoint->activations;
-  }
-  if (spec.quant.kv && !options.kv) r.kv = *spec.quant.kv;
-  if (spec.quant.kv && options.kv) {
-    r.assumptions.push_back("recipe: --kv-dtype " + *options.kv + " replaces the checkpoint's KV cache format " +
-                            std::string(format::FormatName(*spec.quant.kv)));
-  }
+  if (auto ok = ResolveWeights(spec, options, r); !ok) return std::unexpected(ok.error());
 
   if (options.activations) {
     auto f = ParseOptionFormat("--activations", *options.activations);
