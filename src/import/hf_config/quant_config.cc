@@ -187,11 +187,26 @@ Result<std::pair<std::string, std::vector<std::string>>> FirstList(
   return std::pair{std::string(), std::vector<std::string>{}};
 }
 
+// The checkpoint's own prefix before "layers.N." ("model.", "backbone.",
+// "model.language_model."), from the first plain name that shows one.
+void DetectModulePrefix(const std::vector<std::string>& names, CheckpointQuant& out) {
+  for (const std::string& n : names) {
+    if (n.starts_with("re:")) continue;
+    const size_t at = n.find("layers.");
+    if (at == std::string::npos || at == 0 || n[at - 1] != '.') continue;  // "layers.0." is relative
+    const std::string prefix = n.substr(0, at);
+    if (prefix.find_first_of("*?") != std::string::npos) continue;
+    out.module_prefix = prefix;
+    return;
+  }
+}
+
 // Adds an exclusion rule (the model dtype) for a non-empty list.
 Result<void> AddExclusions(std::vector<QuantRule>& rules, CheckpointQuant& out,
                            const std::string& field, const std::vector<std::string>& patterns,
                            bool regex_prefix) {
   if (patterns.empty()) return {};
+  DetectModulePrefix(patterns, out);
   OPSCOPE_TRY(modules, ModulePatterns::Make(patterns, regex_prefix, out.source + ": field '" + field + "'"));
   out.excluded += modules.size();
   out.notes.push_back(std::to_string(modules.size()) + " module pattern" +
@@ -199,20 +214,6 @@ Result<void> AddExclusions(std::vector<QuantRule>& rules, CheckpointQuant& out,
                       " keep the model dtype (e.g. '" + modules.first() + "')");
   rules.push_back({std::move(modules), std::nullopt});
   return {};
-}
-
-// The checkpoint's own prefix before "layers.N." ("model.", "backbone.",
-// "model.language_model."), from the first plain name that shows one.
-void DetectModulePrefix(const std::vector<std::string>& names, CheckpointQuant& out) {
-  for (const std::string& n : names) {
-    if (n.starts_with("re:")) continue;
-    const size_t at = n.find("layers.");
-    if (at == std::string::npos || (at > 0 && n[at - 1] != '.')) continue;
-    const std::string prefix = n.substr(0, at);
-    if (prefix.find_first_of("*?") != std::string::npos) continue;
-    out.module_prefix = prefix;
-    return;
-  }
 }
 
 // The step's matrix-input format: the default scheme's, else the one most per-module schemes
@@ -460,7 +461,6 @@ Result<void> ReadCompressedTensors(const ConfigObject& qc, CheckpointQuant& out,
     return {};
   }
   OPSCOPE_TRY(ignore, qc.StringList("ignore"));
-  if (ignore) DetectModulePrefix(*ignore, out);
   if (auto ok = AddExclusions(rules, out, qc.Path("ignore"), ignore.value_or(std::vector<std::string>{}), true); !ok) {
     return std::unexpected(ok.error());
   }
@@ -593,7 +593,6 @@ Result<void> ReadModelOpt(const ConfigObject& q, std::string_view exclude_key,
   OPSCOPE_TRY(kv, q.String("kv_cache_quant_algo"));
   OPSCOPE_TRY(exclude, FirstList(q, {exclude_key, "exclude_modules", "ignore"}));
   out.method = "modelopt " + algo.value_or("(no quant_algo)");
-  DetectModulePrefix(exclude.second, out);
   if (auto ok = AddExclusions(rules, out, exclude.first, exclude.second, false); !ok) {
     return std::unexpected(ok.error());
   }
