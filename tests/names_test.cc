@@ -160,6 +160,21 @@ TEST(NamesCli, DirectoryArgumentIsAModelFolder) {
   EXPECT_TRUE(Has(missing.err, "tests/fixtures/hf: no config.json in this folder")) << missing.err;
 }
 
+TEST(NamesCli, AnExistingFolderWinsOverAPresetSpelledAlike) {
+  // A snapshot folder named like a preset (".../Llama-3.1-8B/") is read as the folder; here
+  // it holds Qwen3-8B's config, so the report names the folder and counts Qwen3-8B.
+  const fs::path dir = fs::temp_directory_path() / ("opscope_names_dir_" + std::to_string(::getpid())) /
+                       "Llama-3.1-8B";
+  fs::create_directories(dir);
+  fs::copy_file(kSource + "/data/presets/qwen3-8b.json", dir / "config.json",
+                fs::copy_options::overwrite_existing);
+  const Outcome o = RunOpscope({"llm", dir.string()});
+  fs::remove_all(dir.parent_path());
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_TRUE(Has(o.out, "opscope: Llama-3.1-8B on h100-sxm")) << o.out;
+  EXPECT_TRUE(Has(o.out, "8.19 G total")) << o.out;  // Qwen3-8B's 8.19 G, not Llama's 8.03 G
+}
+
 TEST(NamesCli, IndexDisagreementWarnsOnStderr) {
   const fs::path dir = fs::temp_directory_path() / ("opscope_names_idx_" + std::to_string(::getpid()));
   fs::create_directories(dir);

@@ -45,11 +45,14 @@ struct LlmOptions {
 using ModelSource = LlmModelSource;
 
 Result<ModelSource> LoadModel(const std::string& model) {
-  if (const import::hf::Preset* p = import::hf::FindPreset(model)) {
+  // A preset by its exact name, else an existing path ("Qwen3-8B/", a snapshot folder named
+  // like a preset), else a preset as typed ("Llama-3.1-8B", "meta-llama/Llama-3.1-8B").
+  std::error_code ec;
+  const import::hf::Preset* p = import::hf::FindPreset(model);
+  if (p && (p->name == model || !std::filesystem::exists(model, ec))) {
     return ModelSource{std::string(p->json), "preset '" + std::string(p->name) + "'",
                        std::string(p->name), std::nullopt};
   }
-  std::error_code ec;
   if (std::filesystem::is_directory(model, ec)) {
     auto folder = import::hf::ReadModelFolder(model);
     if (!folder) return std::unexpected(folder.error());
