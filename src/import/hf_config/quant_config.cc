@@ -448,11 +448,62 @@ Result<void> ReadKvScheme(const ConfigObject& qc, CheckpointQuant& out) {
   return {};
 }
 
+// One config_groups entry: its scheme over its targets ("Linear": every Linear module, the
+// default scheme; "re:" regexes and module names: a rule). Records what is not modelled.
+Result<void> ReadCtGroup(const ConfigObject& groups, const std::string& key, CheckpointQuant& out,
+                         std::vector<QuantRule>& rules) {
+  OPSCOPE_TRY(group, groups.Object(key));
+  if (!group) return {};
+  OPSCOPE_TRY(weights, group->Object("weights"));
+  OPSCOPE_TRY(acts, group->Object("input_activations"));
+  OPSCOPE_TRY(targets, group->StringList("targets"));
+  if (!weights) return {};  // activation-only group: no stored weight changes
+  std::string why;
+  OPSCOPE_TRY(w, CtWeights(*weights, why));
+  std::optional<Format> a;
+  if (w && acts) {
+    OPSCOPE_TRY(af, CtActivations(*acts, why));
+    if (!af) w.reset();
+    a = af;
+  }
+  if (!w) {
+    out.unsupported = "'" + groups.Path(key) + "': " + why + " is not modelled";
+    return {};
+  }
+  QuantScheme s{*w, a, groups.Path(key)};
+  std::vector<std::string> named;
+  bool linear = false;
+  for (const std::string& t : targets.value_or(std::vector<std::string>{"Linear"})) {
+    if (t == "Linear") {
+      linear = true;
+    } else if (t.starts_with("re:") || t.find('.') != std::string::npos || t == "lm_head") {
+      named.push_back(t);
+    } else {
+      out.unsupported = "'" + group->Path("targets") + "': target \"" + t +
+                        "\" (a module class other than Linear) is not modelled";
+      return {};
+    }
+  }
+  if (!named.empty()) {
+    DetectModulePrefix(named, out);
+    OPSCOPE_TRY(modules, ModulePatterns::Make(named, true, out.source + ": field '" +
+                                                               group->Path("targets") + "'"));
+    rules.push_back({std::move(modules), s});
+  }
+  if (!out.scheme) out.format = s.weights;
+  if (linear && !out.scheme) {
+    out.scope = CheckpointQuant::Scope::kAllLinear;
+    out.scheme = std::move(s);
+  }
+  return {};
+}
+
 Result<void> ReadCompressedTensors(const ConfigObject& qc, CheckpointQuant& out,
                                    std::vector<QuantRule>& rules) {
   OPSCOPE_TRY(fmt, qc.String("format"));
   if (fmt && (fmt->starts_with("marlin-24") || fmt->find("sparse") != std::string::npos)) {
-    out.unsupported = "'" + qc.Path("format") + "' \"" + *fmt + "\" (2:4 sparse weights are not modelled)";
+    out.unsupported = "'" + qc.Path("format") + "' \"" + *fmt +
+                      "\" (2:4 sparse weights are not modelled)";
     return {};
   }
   OPSCOPE_TRY(groups, qc.Object("config_groups"));
@@ -461,53 +512,14 @@ Result<void> ReadCompressedTensors(const ConfigObject& qc, CheckpointQuant& out,
     return {};
   }
   OPSCOPE_TRY(ignore, qc.StringList("ignore"));
-  if (auto ok = AddExclusions(rules, out, qc.Path("ignore"), ignore.value_or(std::vector<std::string>{}), true); !ok) {
+  if (auto ok = AddExclusions(rules, out, qc.Path("ignore"),
+                              ignore.value_or(std::vector<std::string>{}), true);
+      !ok) {
     return std::unexpected(ok.error());
   }
   for (const std::string& key : groups->Keys()) {
-    OPSCOPE_TRY(group, groups->Object(key));
-    if (!group) continue;
-    OPSCOPE_TRY(weights, group->Object("weights"));
-    OPSCOPE_TRY(acts, group->Object("input_activations"));
-    OPSCOPE_TRY(targets, group->StringList("targets"));
-    if (!weights) continue;  // activation-only group: no stored weight changes
-    std::string why;
-    OPSCOPE_TRY(w, CtWeights(*weights, why));
-    std::optional<Format> a;
-    if (w && acts) {
-      OPSCOPE_TRY(af, CtActivations(*acts, why));
-      if (!af) w.reset();
-      a = af;
-    }
-    if (!w) {
-      out.unsupported = "'" + groups->Path(key) + "': " + why + " is not modelled";
-      return {};
-    }
-    QuantScheme s{*w, a, groups->Path(key)};
-    std::vector<std::string> named;  // regexes and module names; "Linear": every Linear
-    bool linear = false;
-    for (const std::string& t : targets.value_or(std::vector<std::string>{"Linear"})) {
-      if (t == "Linear") {
-        linear = true;
-      } else if (t.starts_with("re:") || t.find('.') != std::string::npos || t == "lm_head") {
-        named.push_back(t);
-      } else {
-        out.unsupported = "'" + group->Path("targets") + "': target \"" + t +
-                          "\" (a module class other than Linear) is not modelled";
-        return {};
-      }
-    }
-    if (!named.empty()) {
-      DetectModulePrefix(named, out);
-      OPSCOPE_TRY(modules, ModulePatterns::Make(named, true, out.source + ": field '" + group->Path("targets") + "'"));
-      rules.push_back({std::move(modules), s});
-    }
-    if (linear && !out.scheme) {
-      out.scope = CheckpointQuant::Scope::kAllLinear;
-      out.format = s.weights;
-      out.scheme = s;
-    }
-    if (!linear && !out.scheme) out.format = s.weights;
+    if (auto ok = ReadCtGroup(*groups, key, out, rules); !ok) return ok;
+    if (!out.unsupported.empty()) return {};
   }
   return ReadKvScheme(qc, out);
 }
@@ -585,54 +597,62 @@ Result<void> ReadQuantizedLayers(const ConfigObject& layers, CheckpointQuant& ou
 
 // The modelopt fields, shared by both files: `q` holds quant_algo, kv_cache_quant_algo,
 // group_size, the exclude list (`exclude_key`) and quantized_layers.
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// kv_cache_quant_algo (FP8, NVFP4, INT8), else kv_cache_scheme.
+Result<void> ReadModelOptKv(const ConfigObject& q, CheckpointQuant& out) {
+  OPSCOPE_TRY(kv, q.String("kv_cache_quant_algo"));
+  if (!kv) return ReadKvScheme(q, out);
+  const std::string upper = Upper(*kv);
+  if (upper == "FP8") out.kv = Format::kFp8E4m3;
+  if (upper == "NVFP4") out.kv = Format::kNvfp4;
+  if (upper == "INT8") out.kv = Format::kInt8;
+  if (out.kv) {
+    out.notes.push_back("KV cache " + std::string(format::FormatName(*out.kv)) + " from " +
+                        q.Path("kv_cache_quant_algo") + " " + Quote(*kv) + " (--kv-dtype overrides)");
+  } else {
+    out.notes.push_back(q.Path("kv_cache_quant_algo") + " " + Quote(*kv) +
+                        " is not modelled: KV cache in the model dtype unless --kv-dtype");
+  }
+  return {};
+}
+
+// MIXED_PRECISION: quantized_layers, or TensorRT-LLM's quant_cfg.json beside the file.
+Result<void> ReadMixedPrecision(const ConfigObject& q, std::optional<std::string_view> quant_cfg_text,
+                                CheckpointQuant& out, std::vector<QuantRule>& rules) {
+  OPSCOPE_TRY(layers, q.Object("quantized_layers"));
+  if (layers) return ReadQuantizedLayers(*layers, out, rules);
+  if (!quant_cfg_text) {
+    out.unsupported = "'" + q.Path("quant_algo") +
+                      "' \"MIXED_PRECISION\" without quantized_layers (nor a quant_cfg.json "
+                      "beside it)";
+    return {};
+  }
+  OPSCOPE_TRY(doc, ConfigDocument::Parse(*quant_cfg_text, "quant_cfg.json"));
+  OPSCOPE_TRY(cfg_layers, doc->root().Object("quantized_layers"));
+  if (!cfg_layers) return MakeError("quant_cfg.json: missing field 'quantized_layers'");
+  return ReadQuantizedLayers(*cfg_layers, out, rules);
+}
+
 Result<void> ReadModelOpt(const ConfigObject& q, std::string_view exclude_key,
                           std::optional<std::string_view> quant_cfg_text, CheckpointQuant& out,
                           std::vector<QuantRule>& rules) {
   OPSCOPE_TRY(algo, q.String("quant_algo"));
   OPSCOPE_TRY(group, q.Int("group_size"));
-  OPSCOPE_TRY(kv, q.String("kv_cache_quant_algo"));
   OPSCOPE_TRY(exclude, FirstList(q, {exclude_key, "exclude_modules", "ignore"}));
   out.method = "modelopt " + algo.value_or("(no quant_algo)");
-  if (auto ok = AddExclusions(rules, out, exclude.first, exclude.second, false); !ok) {
-    return std::unexpected(ok.error());
-  }
-  if (kv) {
-    std::string upper = *kv;
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (upper == "FP8") out.kv = Format::kFp8E4m3;
-    if (upper == "NVFP4") out.kv = Format::kNvfp4;
-    if (upper == "INT8") out.kv = Format::kInt8;
-    if (out.kv) {
-      out.notes.push_back("KV cache " + std::string(format::FormatName(*out.kv)) + " from " +
-                          q.Path("kv_cache_quant_algo") + " " + Quote(*kv) +
-                          " (--kv-dtype overrides)");
-    } else {
-      out.notes.push_back(q.Path("kv_cache_quant_algo") + " " + Quote(*kv) +
-                          " is not modelled: KV cache in the model dtype unless --kv-dtype");
-    }
-  } else if (auto ok = ReadKvScheme(q, out); !ok) {
-    return std::unexpected(ok.error());
-  }
+  if (auto ok = AddExclusions(rules, out, exclude.first, exclude.second, false); !ok) return ok;
+  if (auto ok = ReadModelOptKv(q, out); !ok) return ok;
   if (!algo) {
     if (!out.kv) out.unsupported = "'" + q.Path("quant_algo") + "' is missing";
     return {};  // a KV-only checkpoint: weights in the model dtype
   }
-  std::string upper = *algo;
-  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (upper == "MIXED_PRECISION") {
-    OPSCOPE_TRY(layers, q.Object("quantized_layers"));
-    if (layers) return ReadQuantizedLayers(*layers, out, rules);
-    if (!quant_cfg_text) {
-      out.unsupported = "'" + q.Path("quant_algo") +
-                        "' \"MIXED_PRECISION\" without quantized_layers (nor a quant_cfg.json "
-                        "beside it)";
-      return {};
-    }
-    OPSCOPE_TRY(doc, ConfigDocument::Parse(*quant_cfg_text, "quant_cfg.json"));
-    OPSCOPE_TRY(cfg_layers, doc->root().Object("quantized_layers"));
-    if (!cfg_layers) return MakeError("quant_cfg.json: missing field 'quantized_layers'");
-    return ReadQuantizedLayers(*cfg_layers, out, rules);
-  }
+  const std::string upper = Upper(*algo);
+  if (upper == "MIXED_PRECISION") return ReadMixedPrecision(q, quant_cfg_text, out, rules);
   std::string why;
   std::optional<QuantScheme> s = AlgoScheme(*algo, group, why);
   if (!s) {
