@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 seconds=${1:-60}
 shift || true
-all=(fuzz_graph_json fuzz_expr fuzz_hf_config fuzz_onnx fuzz_device_json fuzz_cli fuzz_gguf
+all=(fuzz_graph_json fuzz_expr fuzz_hf_config fuzz_hf_quant fuzz_onnx fuzz_device_json fuzz_cli fuzz_gguf
      fuzz_safetensors fuzz_engine_profile fuzz_measurements)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
@@ -43,7 +43,8 @@ seed() {  # seed TARGET FILE...
 shopt -s nullglob
 seed fuzz_graph_json tests/golden/*.json examples/*.json tests/hostile/graph/*
 seed fuzz_expr fuzz/seeds/expr/* tests/hostile/expr/*
-seed fuzz_hf_config data/presets/*.json tests/hostile/hf/*
+seed fuzz_hf_config data/presets/*.json tests/hostile/hf/* tests/fixtures/hf/*/config.json
+seed fuzz_hf_quant tests/fixtures/hf/*/hf_quant_config.json
 seed fuzz_onnx tests/fixtures/onnx/*.onnx tests/hostile/onnx/*
 seed fuzz_device_json data/devices.json tests/golden/device.json tests/hostile/device/*
 seed fuzz_cli fuzz/seeds/cli/*
@@ -61,7 +62,7 @@ for t in "${targets[@]}"; do
   flags=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024
          -artifact_prefix="$build/artifacts/$t-" -print_final_stats=1)
   case $t in
-    fuzz_graph_json|fuzz_hf_config|fuzz_device_json|fuzz_safetensors|fuzz_engine_profile)
+    fuzz_graph_json|fuzz_hf_config|fuzz_hf_quant|fuzz_device_json|fuzz_safetensors|fuzz_engine_profile)
       flags+=(-dict=fuzz/json.dict) ;;
     fuzz_gguf) flags+=(-dict=fuzz/gguf.dict) ;;
     fuzz_cli) flags+=(-close_fd_mask=2 -max_len=512) ;;

@@ -50,8 +50,16 @@ TEST(FormatTest, EveryFormatsByteFormula) {
       {"nvfp4", n / 2 + n / 16 + 4},                             // e2m1 + e4m3/16 + f32
       {"mxfp4", n / 2 + n / 32},                                 // e2m1 + e8m0/32
       {"mxfp8", n + n / 32},                                     // e4m3 + e8m0/32
+      {"int8_rowwise", n + 4 * r},                               // int8 + f32 per row
+      {"int4_g32", n / 2 + 2 * n / 32},                          // + f16 scale per 32
+      {"int4_g32_zp", n / 2 + 2 * n / 32 + n / 64},              // + 4-bit zero per 32
+      {"int4_g64", n / 2 + 2 * n / 64},
+      {"int4_g64_zp", n / 2 + 2 * n / 64 + n / 128},
       {"int4_g128", n / 2 + 2 * n / 128},                        // + f16 scale per 128
       {"int4_g128_zp", n / 2 + 2 * n / 128 + n / 256},           // + 4-bit zero per 128
+      {"int8_g128", n + 2 * n / 128},                            // int8 + f16 per 128
+      {"nf4", n / 2 + 4 * n / 64},                               // + f32 absmax per 64
+      {"nf4_dq", n / 2 + n / 64},                                // + 8-bit absmax per 64
       {"q4_0", n / 32 * 18},
       {"q4_1", n / 32 * 20},
       {"q5_0", n / 32 * 22},
@@ -104,6 +112,31 @@ TEST(FormatTest, NamesRoundTripAndUnknownNamesAreRejected) {
   for (const char* bad : {"", "F32", "float32", "fp8", "q4_0 ", "int4", "nvfp4x"}) {
     EXPECT_FALSE(ParseFormat(bad).has_value()) << bad;
   }
+}
+
+// Options take formats as people type them (FindFormat); files keep the exact names.
+TEST(FormatTest, TypedNamesFoldCaseAndAliases) {
+  struct Case {
+    const char* typed;
+    Format format;
+  };
+  for (const Case& c : {Case{"NVFP4", Format::kNvfp4}, Case{"nvfp4", Format::kNvfp4},
+                        Case{"MXFP4", Format::kMxfp4}, Case{"fp8", Format::kFp8E4m3},
+                        Case{"FP8", Format::kFp8E4m3}, Case{"e4m3", Format::kFp8E4m3},
+                        Case{"float8_e4m3fn", Format::kFp8E4m3}, Case{"fp8-e5m2", Format::kFp8E5m2},
+                        Case{"bfloat16", Format::kBf16}, Case{"BF16", Format::kBf16},
+                        Case{"float16", Format::kF16}, Case{"fp16", Format::kF16},
+                        Case{"half", Format::kF16}, Case{"float32", Format::kF32},
+                        Case{"FP32", Format::kF32}, Case{"Q4_K", Format::kQ4K},
+                        Case{"Q8_0", Format::kQ8_0}, Case{"INT4_G128_ZP", Format::kInt4G128Zp}}) {
+    EXPECT_EQ(FindFormat(c.typed), c.format) << c.typed;
+  }
+  for (const char* bad : {"", "fp4", "int4", "nvfp4x", "q4_k_m"}) {
+    EXPECT_FALSE(FindFormat(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(NearestFormatName("nvfp5"), "nvfp4");
+  EXPECT_EQ(NearestFormatName("fp8_e4m4"), "fp8_e4m3");
+  EXPECT_FALSE(NearestFormatName("quantum").has_value());
 }
 
 // GGUF's published block sizes: q4_0 = n/32 · 18 for every multiple of 32.

@@ -171,7 +171,8 @@ TEST_F(LlmCli, ConfigFileFromDisk) {
 
 TEST_F(LlmCli, BadInputNamesTheFileFieldOrOption) {
   ExpectError({"no-such-model"}, "model 'no-such-model': neither a built-in preset (see "
-                                 "'opscope llm --list') nor an existing config.json file");
+                                 "'opscope llm --list') nor an existing config.json file or "
+                                 "model folder");
   ExpectError({"llama-3.1-8b", "--batch", "0"}, "option '--batch': must be positive, got 0");
   ExpectError({"llama-3.1-8b", "--context", "-5"}, "option '--context': must be positive, got -5");
   const Outcome q = Run({"llama-3.1-8b", "--weights", "q4_x"});

@@ -172,9 +172,10 @@ TEST(Parallel, ExpertParallelSpreadsExpertsAndAddsAllToAll) {
     if (n.op != ir::OpKind::kAllToAll) continue;
     ++all_to_all;
     const ir::Tensor& out = dev.graph.tensors[n.outputs[0]];
-    const uint64_t elem = format::Info(out.format).bits / 8;
-    // B·top_k·hidden·bytes, of which (N−1)/N leave the device.
-    const uint64_t bytes = static_cast<uint64_t>(per_device * m.spec.moe.top_k * m.spec.hidden) * elem;
+    // B·top_k rows of hidden in the tensor's format (the checkpoint's fp8 activations with
+    // their 1×128 scales), of which (N−1)/N leave the device.
+    const uint64_t bytes = *format::MatrixBytes(
+        out.format, static_cast<uint64_t>(per_device * m.spec.moe.top_k), m.spec.hidden);
     EXPECT_EQ(r->ledger.nodes[i].bytes_link, (e - 1) * bytes / e) << n.name;
   }
   int64_t moe_layers = 0;
@@ -442,12 +443,7 @@ TEST(Parallel, InvalidDegreesNameTheOption) {
   expect_error(m, {.tp = 4, .ep = 8, .dp_attention = 3}, "--dp-attention", "must divide");
   expect_error(m, {.tp = 0}, "--tp", "must be positive");
   // A split row that no longer fits the recipe's block (gpt-oss: 2880 / 4 = 720 columns of
-  // mxfp4's 32-element blocks) names the option too.
-  const Model oss = Load("gpt-oss-120b");
-  auto r = Serve(oss, Plan(oss, {.tp = 4}));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_NE(r.error().message.find("option '--tp'"), std::string::npos) << r.error().message;
-  EXPECT_NE(r.error().message.find("720"), std::string::npos) << r.error().message;
+  // mxfp4's 32-element blocks) is padded to whole blocks (llm_quant_test.cc), not an error.
 }
 
 }  // namespace

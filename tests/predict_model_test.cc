@@ -174,12 +174,13 @@ struct Step {
   cost::Ledger ledger;
 };
 
-import::hf::StepGraph Graph(std::string_view preset, const import::hf::DeviceShard& shard = {}) {
+import::hf::StepGraph Graph(std::string_view preset, const import::hf::DeviceShard& shard = {},
+                            const import::hf::RecipeOptions& options = {}) {
   const import::hf::Preset* p = import::hf::FindPreset(preset);
   EXPECT_NE(p, nullptr) << preset;
   auto spec = import::hf::ParseHfConfig(p->json, std::string(p->file));
   EXPECT_TRUE(spec.has_value()) << spec.error().message;
-  auto recipe = import::hf::ResolveRecipe(*spec, {});
+  auto recipe = import::hf::ResolveRecipe(*spec, options);
   EXPECT_TRUE(recipe.has_value()) << recipe.error().message;
   auto step = import::hf::BuildStepGraph(*spec, *recipe, shard);
   EXPECT_TRUE(step.has_value()) << step.error().message;
@@ -316,8 +317,9 @@ TEST(PredictStep, DecodeAttentionIsClassedByQueryRowsAfterACache) {
 }
 
 TEST(PredictStep, MissingVariantsAndClassesAreSaidInNotes) {
-  // A profile with only a bf16 GEMM: DeepSeek-V3's fp8 weights under bf16 activations (the
-  // recipe's default; w8a16) borrow it, MLA decode falls back to attention and then the memory
+  // A profile with only a bf16 GEMM: DeepSeek-V3's fp8 weights under bf16 activations
+  // (--activations bf16; the checkpoint's own dynamic scheme runs fp8 activations; w8a16)
+  // borrow it, MLA decode falls back to attention and then the memory
   // class, which this entry lacks too: the roofline, said.
   EngineProfile p;
   p.engine = "tiny";
@@ -327,7 +329,8 @@ TEST(PredictStep, MissingVariantsAndClassesAreSaidInNotes) {
   d.source = "test";
   d.kernels.push_back(Params(KernelClass::kGemm, 1e-6, 0.8, 0.7, 1));
   p.devices.push_back(d);
-  import::hf::StepGraph g = Graph("deepseek-v3");  // fp8 block-scaled weights, MLA
+  import::hf::StepGraph g =
+      Graph("deepseek-v3", {}, {.activations = "bf16"});  // fp8 block-scaled weights, MLA
   auto ledger = cost::BuildLedger(g.graph, Decode(1, 512));
   auto roof = roofline::Estimate(g.graph, *ledger, Device("h100-sxm"));
   ASSERT_TRUE(roof.has_value());

@@ -37,11 +37,7 @@ Result<int> RunAnalyze(const AnalyzeOptions& o) {
   if (!analysis) return std::unexpected(Wrap(o.model, analysis.error()));
   const report::ReportModel model =
       report::BuildReport(*graph, *ledger, *analysis, *device, o.output.top);
-  auto status = EmitReport(model, o.output);
-  if (status) {
-    for (const std::string& w : model.warnings) std::cerr << "opscope: warning: " << w << "\n";
-  }
-  return status;
+  return EmitReport(model, o.output);
 }
 
 }  // namespace

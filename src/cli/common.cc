@@ -1,6 +1,7 @@
 // Shared option handling and report output for the subcommands.
 #include "cli/common.h"
 
+#include <iostream>
 #include <unistd.h>
 
 #include <charconv>
@@ -36,6 +37,8 @@ Result<int> EmitReport(const report::ReportModel& model, const OutputOptions& op
   if (auto ok = Emit(report::ReportFormats(), model, options.format, options.output); !ok) {
     return std::unexpected(ok.error());
   }
+  // After the report is written: what the reader should not miss, on stderr too.
+  for (const std::string& w : model.warnings) std::cerr << "opscope: warning: " << w << "\n";
   return options.strict && !model.not_costed.empty() ? 1 : 0;
 }
 

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "support/file_io.h"
+#include "support/spelling.h"
 #include "support/utf8.h"
 
 namespace opscope::device {
@@ -360,27 +361,6 @@ Result<std::vector<Device>> ReadDatabase(object root, std::string_view origin) {
   return result;
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Ids worth suggesting for a mistyped one: those it prefixes (or that prefix it, up to a
 // dash) in file order, then near misses by edit distance.
 std::vector<std::string> Suggestions(std::string_view query, const std::vector<Device>& all) {
@@ -469,12 +449,51 @@ const std::vector<Device>& BuiltinDevices() {
   return devices;
 }
 
+namespace {
+
+// Names people type for a device that are not its id (after case and separators are folded:
+// "H100", "h100_sxm5"). One row per alias; the id must exist in data/devices.json.
+struct DeviceAlias {
+  std::string_view alias;  // folded (FoldName)
+  std::string_view id;
+};
+constexpr DeviceAlias kDeviceAliases[] = {
+    {"h100", "h100-sxm"},        {"h100sxm5", "h100-sxm"},    {"h10080g", "h100-sxm"},
+    {"h100pcie80g", "h100-pcie"}, {"h200sxm", "h200"},         {"h200141g", "h200"},
+    {"b200sxm", "b200"},         {"b300sxm", "b300"},         {"a100", "a100-80g"},
+    {"a10080gb", "a100-80g"},    {"a10040gb", "a100-40g"},    {"a100sxm", "a100-80g"},
+    {"mi300", "mi300x"},         {"mi325", "mi325x"},         {"mi355", "mi355x"},
+    {"rtxpro6000blackwell", "rtx-pro-6000"}, {"dgxspark", "gb10"},
+    {"agxorin", "jetson-agx-orin"},
+};
+
+// The id `name` means: itself, its case/separator folding ("H100-SXM", "rtx4090"), or an alias.
+std::optional<size_t> FindDeviceIndex(std::string_view name, const std::vector<Device>& all) {
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].name == name) return i;
+  }
+  std::string folded = FoldName(name);
+  for (const DeviceAlias& a : kDeviceAliases) {
+    if (a.alias == folded) folded = FoldName(a.id);
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (FoldName(all[i].name) == folded) return i;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result<Device> FindBuiltinDevice(std::string_view name) {
   const std::vector<Device>& all = BuiltinDevices();
-  for (const Device& device : all) {
-    if (device.name == name) return device;
+  if (std::optional<size_t> i = FindDeviceIndex(name, all)) {
+    Device d = all[*i];
+    if (d.name != name) d.requested_as = std::string(name);
+    return d;
   }
-  std::string message = "unknown device '" + std::string(name) + "'";
+  std::vector<std::string_view> ids;
+  for (const Device& device : all) ids.push_back(device.name);
+  std::string message = "unknown device '" + std::string(name) + "'" + DidYouMean(name, ids);
   const std::vector<std::string> near = Suggestions(name, all);
   if (!near.empty()) {
     message += " (known: ";
@@ -488,6 +507,12 @@ Result<Device> FindBuiltinDevice(std::string_view name) {
 Result<Device> ResolveDevice(std::string_view name_or_path) {
   if (name_or_path.ends_with(".json")) return LoadDeviceFile(std::string(name_or_path));
   return FindBuiltinDevice(name_or_path);
+}
+
+std::optional<std::string> AliasAssumption(const Device& device) {
+  if (device.requested_as.empty()) return std::nullopt;
+  return "device '" + device.requested_as + "' is " + device.name + " (" + device.description +
+         ")";
 }
 
 }  // namespace opscope::device

@@ -42,6 +42,9 @@ struct Device {
   std::optional<double> price_usd;
   std::string price_source;
   std::string source;
+  // The name as the user typed it when that was another spelling or an alias of `name`
+  // ("H100", "h100" for h100-sxm); empty otherwise. Reports say which device ran.
+  std::string requested_as;
 
   std::optional<double> Peak(format::MmaClass c) const {
     return peak_flops_per_s[static_cast<int>(c)];
@@ -51,8 +54,15 @@ struct Device {
 // Every built-in device, in file order. Parsed once from the embedded data/devices.json.
 const std::vector<Device>& BuiltinDevices();
 
-// A built-in device by id; the error lists the nearest known ids.
+// A built-in device by id, matched case-insensitively and with separators folded ("H100-SXM",
+// "rtx4090") or by a common alias ("h100" -> h100-sxm, "mi300" -> mi300x); the result's
+// requested_as then keeps what was typed. The error says "did you mean 'ID'?" for the nearest
+// id by edit distance and lists the nearest known ids.
 Result<Device> FindBuiltinDevice(std::string_view name);
+
+// "device 'h100' is h100-sxm (NVIDIA H100 SXM5 80GB)" when the device was asked for by another
+// spelling or an alias (requested_as), for the report's assumptions; nullopt otherwise.
+std::optional<std::string> AliasAssumption(const Device& device);
 
 // Parses one device document: either a single device object or {"devices": [...]} with
 // exactly one entry. `origin` names the file in errors. Validates every field: required

@@ -2,6 +2,7 @@
 #include "format/format.h"
 
 #include "support/checked_math.h"
+#include "support/spelling.h"
 
 namespace opscope::format {
 
@@ -51,6 +52,34 @@ std::optional<Format> ParseFormat(std::string_view name) {
 }
 
 namespace {
+
+// Names people type for a format that are not its table name (after lower-casing and '-' ->
+// '_'). One row per alias.
+struct FormatAlias {
+  std::string_view alias;
+  Format format;
+};
+constexpr FormatAlias kFormatAliases[] = {
+    {"fp8", Format::kFp8E4m3},          {"e4m3", Format::kFp8E4m3},
+    {"float8_e4m3fn", Format::kFp8E4m3}, {"float8_e4m3", Format::kFp8E4m3},
+    {"fp8e4m3", Format::kFp8E4m3},      {"e5m2", Format::kFp8E5m2},
+    {"float8_e5m2", Format::kFp8E5m2},  {"fp8e5m2", Format::kFp8E5m2},
+    {"bfloat16", Format::kBf16},        {"float16", Format::kF16},
+    {"half", Format::kF16},             {"fp16", Format::kF16},
+    {"float32", Format::kF32},          {"float", Format::kF32},
+    {"fp32", Format::kF32},             {"float64", Format::kF64},
+    {"double", Format::kF64},           {"fp64", Format::kF64},
+    {"mx_fp4", Format::kMxfp4},         {"nv_fp4", Format::kNvfp4},
+    {"mx_fp8", Format::kMxfp8},         {"mxfp8_e4m3", Format::kMxfp8},
+};
+
+std::string Normalize(std::string_view typed) {
+  std::string out = Lower(typed);
+  for (char& c : out) {
+    if (c == '-') c = '_';
+  }
+  return out;
+}
 
 // bytes = ceil((elems·bits + blocks·block_bits) / 8) + tensor_bytes, all checked. The bit
 // count is 128-bit so that only a byte count above 64 bits is an overflow.
@@ -135,6 +164,21 @@ std::expected<uint64_t, SizeError> GatheredRowsBytes(Format f, uint64_t rows, ui
   auto blocks = CheckedMul(rows, CeilDiv(d, static_cast<uint64_t>(info.block)));
   if (!elems || !blocks) return std::unexpected(SizeError::kOverflow);
   return Assemble(info, *elems, *blocks);
+}
+
+std::optional<Format> FindFormat(std::string_view typed) {
+  const std::string name = Normalize(typed);
+  if (auto f = ParseFormat(name)) return f;
+  for (const FormatAlias& a : kFormatAliases) {
+    if (a.alias == name) return a.format;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string_view> NearestFormatName(std::string_view typed) {
+  std::string_view names[kNumFormats];
+  for (int i = 0; i < kNumFormats; ++i) names[i] = kFormats[i].name;
+  return NearestName(typed, names);
 }
 
 MmaClass WeightFloorClass(Format f) {

@@ -43,7 +43,15 @@ static_assert(kNumFormats == static_cast<int>(Format::kNvfp4Ggml) + 1,
 
 inline const FormatInfo& Info(Format f) { return kFormats[static_cast<int>(f)]; }
 inline std::string_view FormatName(Format f) { return Info(f).name; }
+// The exact table name (graph JSON, ONNX): "fp8_e4m3", never "FP8".
 std::optional<Format> ParseFormat(std::string_view name);
+// A format as people type it in options: case-insensitive, "-" for "_", and the common
+// aliases (fp8 / e4m3 / float8_e4m3fn -> fp8_e4m3, bfloat16 -> bf16, half / float16 / fp16 ->
+// f16, float / float32 / fp32 -> f32, ...; see kFormatAliases in format.cc). Ambiguous words
+// ("fp4": nvfp4 or mxfp4?, "int4": which group?) are not aliases.
+std::optional<Format> FindFormat(std::string_view typed);
+// The table name nearest to `typed` by edit distance, for "did you mean" hints.
+std::optional<std::string_view> NearestFormatName(std::string_view typed);
 
 enum class SizeError : uint8_t {
   kBlockMismatch,  // last dim not a multiple of the format's block

@@ -22,23 +22,56 @@ Result<Model> Parse(std::string_view text, std::string origin, std::string name,
   return Model{std::move(name), std::move(origin), std::move(*spec)};
 }
 
-// A built-in preset, by its exact name.
-std::optional<Result<Model>> OpenPreset(std::string_view arg,
-                                        const import::hf::ParseOptions& parse) {
-  const import::hf::Preset* p = import::hf::FindPreset(arg);
-  if (p == nullptr) return std::nullopt;
-  return Parse(p->json, "preset '" + std::string(p->name) + "'", std::string(p->name), parse);
+Result<Model> OpenPresetRow(const import::hf::Preset& p, const import::hf::ParseOptions& parse) {
+  return Parse(p.json, "preset '" + std::string(p.name) + "'", std::string(p.name), parse);
 }
 
-// An existing file: an HF config.json.
+// A built-in preset, by its exact name (before any path: "llama-3.1-8b" is the preset even
+// where a folder of that name exists).
+std::optional<Result<Model>> OpenPresetExact(std::string_view arg,
+                                             const import::hf::ParseOptions& parse) {
+  const import::hf::Preset* p = import::hf::FindPreset(arg);
+  if (p == nullptr || p->name != arg) return std::nullopt;
+  return OpenPresetRow(*p, parse);
+}
+
+Result<Model> OpenFolder(Result<import::hf::ModelFolder> folder, std::string name,
+                         const import::hf::ParseOptions& parse) {
+  if (!folder) return std::unexpected(folder.error());
+  auto spec = import::hf::ParseModelFolder(*folder, parse);
+  if (!spec) return std::unexpected(spec.error());
+  std::string origin = folder->config_path;
+  return Model{std::move(name), std::move(origin), std::move(*spec), std::move(*folder)};
+}
+
+// An existing folder: a Hugging Face snapshot (model_dir.h).
+std::optional<Result<Model>> OpenModelFolder(std::string_view arg,
+                                             const import::hf::ParseOptions& parse) {
+  const std::string path(arg);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) return std::nullopt;
+  auto folder = import::hf::ReadModelFolder(path);
+  std::string name = folder ? folder->name : path;
+  return OpenFolder(std::move(folder), std::move(name), parse);
+}
+
+// An existing file: an HF config.json (and, when it is named config.json, the folder's other
+// files beside it).
 std::optional<Result<Model>> OpenConfigFile(std::string_view arg,
                                             const import::hf::ParseOptions& parse) {
   const std::string path(arg);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
-  auto text = ReadFile(path);
-  if (!text) return std::unexpected(text.error());
-  return Parse(*text, path, path, parse);
+  return OpenFolder(import::hf::ReadConfigFile(path), path, parse);
+}
+
+// A preset as people type it: any case, with or without the organisation
+// ("meta-llama/Llama-3.1-8B").
+std::optional<Result<Model>> OpenPresetAsTyped(std::string_view arg,
+                                               const import::hf::ParseOptions& parse) {
+  const import::hf::Preset* p = import::hf::FindPreset(arg);
+  if (p == nullptr) return std::nullopt;
+  return OpenPresetRow(*p, parse);
 }
 
 // A GGUF path that does not exist: say what to pass instead.
@@ -49,7 +82,8 @@ std::optional<Result<Model>> RefuseGguf(std::string_view arg, const import::hf::
                    "--weights with its llama.cpp file type (e.g. q4_k_m)");
 }
 
-constexpr Opener kOpeners[] = {OpenPreset, OpenConfigFile, RefuseGguf};
+constexpr Opener kOpeners[] = {OpenPresetExact, OpenModelFolder, OpenConfigFile, OpenPresetAsTyped,
+                               RefuseGguf};
 
 }  // namespace
 
@@ -59,7 +93,7 @@ Result<Model> OpenModel(std::string_view arg, const import::hf::ParseOptions& pa
   }
   return MakeError("model '" + std::string(arg) +
                    "': neither a built-in preset (see 'opscope llm --list') nor an existing "
-                   "config.json file");
+                   "config.json file or model folder" + import::hf::PresetHint(arg));
 }
 
 Result<std::vector<PresetInfo>> ListPresets() {

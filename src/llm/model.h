@@ -1,10 +1,12 @@
 // The model argument of `opscope llm` and `opscope sweep llm` (and of the Python package):
-// a built-in preset name or a config.json path, opened into the model spec the serving model
-// is built from, with the names reports and errors use.
+// a built-in preset name, a config.json path or a model folder (a Hugging Face snapshot:
+// config.json, hf_quant_config.json, model.safetensors.index.json), opened into the model spec
+// the serving model is built from, with the names reports and errors use.
 //
 // OpenModel tries the openers of one table in order (model.cc: kOpeners); each either claims
-// the argument (and opens it, or says why it cannot) or passes. Model folders, GGUF files and
-// case-insensitive preset names join the table there.
+// the argument (and opens it, or says why it cannot) or passes: a preset by its exact name, a
+// model folder, a config.json file (with the files beside it when it is named config.json), a
+// preset as people type it (case-insensitive, organisation dropped), then GGUF files.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "import/hf_config/model_dir.h"
 #include "import/hf_config/model_spec.h"
 #include "support/error.h"
 
@@ -21,6 +24,9 @@ struct Model {
   std::string name;    // what reports call the model: the preset's name or the path given
   std::string origin;  // errors: "preset 'NAME'" or the config.json path
   import::hf::ModelSpec spec;
+  // A model folder or config.json path: the files read with it (the index's total_size
+  // cross-checks the weight bytes once the step graph is built).
+  std::optional<import::hf::ModelFolder> folder = std::nullopt;
 };
 
 // Errors name the argument: "model 'llama-9000': neither a built-in preset (see 'opscope llm

@@ -62,6 +62,11 @@ Result<std::shared_ptr<const ModelBuild>> BuildModel(Model model, const RecipeOp
                    std::string(format::FormatName(recipe->state))};
   build->kv_windows = KvWindows(*whole);
   build->figures = *figures;
+  if (model.folder) {
+    if (auto warning = import::hf::CheckTotalSize(*model.folder, *whole)) {
+      build->warnings.push_back(std::move(*warning));
+    }
+  }
   build->whole = std::make_shared<const StepGraph>(std::move(*whole));
   build->recipe = std::move(*recipe);
   build->model = std::move(model);
@@ -334,6 +339,7 @@ Result<LlmRun> RunLlm(const Request& request) {
   if (!model) return std::unexpected(model.error());
   auto device = device::ResolveDevice(request.device);
   if (!device) return std::unexpected(device.error());
+  if (auto alias = device::AliasAssumption(*device)) model->spec.assumptions.push_back(*alias);
   auto build = BuildModel(std::move(*model), request.recipe);
   if (!build) return std::unexpected(build.error());
   auto deployment = PlanDeployment((*build)->model.spec, request.degrees, *device);

@@ -64,6 +64,9 @@ struct ModelBuild {
   std::shared_ptr<const StepGraph> whole;
   ModelFigures figures;
   std::vector<KvWindow> kv_windows;
+  // What the user should not miss about the inputs (a model folder whose safetensors index
+  // disagrees with the weight bytes): JSON `warnings` and stderr.
+  std::vector<std::string> warnings;
 };
 Result<std::shared_ptr<const ModelBuild>> BuildModel(Model model, const RecipeOptions& options);
 

@@ -94,6 +94,7 @@ ReportModel BuildLlmReport(const llm::Serving& serving, const llm::Evaluation& e
       m.assumptions.push_back(a);
     }
   }
+  for (const std::string& w : serving.build().warnings) m.warnings.push_back(w);
   m.llm = LlmSection{evaluation.figures, serving.build().labels};
   if (!serving.deployment().one_device()) m.deployment = serving.deployment();
   return m;

@@ -428,6 +428,9 @@ Result<SweepResult> RunSweep(const SweepRequest& request, const Progress& progre
   }
   auto model = llm::OpenModel(request.model, request.parse);
   if (!model) return std::unexpected(model.error());
+  for (const device::Device& d : spec.devices) {
+    if (auto alias = device::AliasAssumption(d)) model->spec.assumptions.push_back(*alias);
+  }
   spec.model = &*model;
   return Sweeper(spec, progress).Run();
 }

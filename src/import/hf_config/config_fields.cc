@@ -49,8 +49,13 @@ bool LooksLikeShapeField(std::string_view field) {
 
 Result<void> CheckUnreadFields(const ConfigObject& object, std::string_view model_type,
                                std::vector<std::string>& assumptions) {
+  // `top_k` is PretrainedConfig's legacy sampling setting (50 in old dumps) unless a family
+  // counts its routed experts with it: quiet only when the reader took the expert count from
+  // num_experts_per_tok (or an alias of it), so an expert count is never ignored.
+  const bool experts_counted_elsewhere = object.WasRead("num_experts_per_tok");
   for (const std::string& key : object.Keys()) {
     if (object.WasRead(key) || IsQuiet(key)) continue;
+    if (key == "top_k" && experts_counted_elsewhere) continue;
     if (const NotedField* noted = FindNoted(key)) {
       assumptions.emplace_back(noted->why);
       continue;

@@ -67,6 +67,14 @@ inline constexpr std::string_view kQuietFields[] = {
     "label2id", "prefix", "problem_type", "task_specific_params", "tokenizer_class",
     "cache_implementation", "num_logits_to_keep", "use_return_dict", "ignore_index",
     "_attn_implementation_autoset", "keys_to_ignore_at_inference",
+    // PretrainedConfig's legacy generation settings (written by older transformers into every
+    // config.json; they steer sampling, not the model).
+    "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups",
+    "diversity_penalty", "temperature", "top_p", "typical_p", "repetition_penalty",
+    "length_penalty", "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids",
+    "num_return_sequences", "output_scores", "return_dict_in_generate",
+    "remove_invalid_values", "exponential_decay_length_penalty", "suppress_tokens",
+    "begin_suppress_tokens",
     // Token ids.
     "pad_token_id", "bos_token_id", "eos_token_id", "mm_tokens_per_image",
     // Numerics: norms, RoPE, softcaps, scales, init.

@@ -14,6 +14,7 @@
 
 #include "format/format.h"
 #include "import/hf_config/families.h"
+#include "import/hf_config/quant_config.h"
 #include "support/error.h"
 
 namespace opscope::import::hf {
@@ -148,16 +149,6 @@ struct MoeSpec {
   bool parallel_dense = false;   // MoE layers also run the dense MLP, summed (Gemma-4)
 };
 
-// The checkpoint's own quantization (quantization_config): the default weight recipe.
-struct CheckpointQuant {
-  enum class Scope : uint8_t { kNone, kLinear, kRoutedExperts };
-  Scope scope = Scope::kNone;  // which weights the checkpoint stores quantized
-  format::Format format = format::Format::kBf16;
-  std::string method;       // quant_method as written
-  std::string unsupported;  // non-empty: why the default recipe cannot use it (an error
-                            // only when --weights does not override it)
-};
-
 struct ModelSpec {
   std::string origin;      // the file or preset, for messages
   std::string model_type;  // of the text model ("qwen3_5_moe_text" -> as written)
@@ -168,7 +159,7 @@ struct ModelSpec {
   bool lm_head_bias = false;
   format::Format dtype = format::Format::kBf16;
   std::optional<format::Format> ssm_state_dtype;  // mamba_ssm_dtype / mamba_ssm_cache_dtype
-  CheckpointQuant quant;
+  CheckpointQuant quant;  // quantization_config (or hf_quant_config.json: model_dir.h)
   AttentionSpec attn;
   MlaSpec mla;
   IndexerSpec indexer;

@@ -37,55 +37,10 @@ Result<void> ReadDtype(const ConfigObject& text, const ConfigObject& root, Model
   return {};
 }
 
-// quantization_config -> the checkpoint's weight format. Unsupported methods are recorded,
-// not rejected: --weights may override them.
+// quantization_config -> the checkpoint's formats (quant_config.h). Unsupported methods are
+// recorded, not rejected: --weights may override them.
 Result<void> ReadQuantization(const ConfigObject& root, ModelSpec& spec) {
-  auto q = root.Object("quantization_config");
-  if (!q) return std::unexpected(q.error());
-  if (!*q) return {};
-  const ConfigObject& qc = **q;
-  auto method = qc.String("quant_method");
-  if (!method) return std::unexpected(method.error());
-  CheckpointQuant& out = spec.quant;
-  out.method = method->value_or("");
-  const std::string where = "'" + qc.Path("quant_method") + "' \"" + out.method + "\"";
-  if (out.method == "fp8") {
-    // transformers FineGrainedFP8Config: fmt e4m3, weight_block_size default (128, 128).
-    auto fmt = qc.String("fmt");
-    if (!fmt) return std::unexpected(fmt.error());
-    auto block = qc.IntList("weight_block_size");
-    if (!block) return std::unexpected(block.error());
-    const std::vector<int64_t> b = block->value_or(std::vector<int64_t>{128, 128});
-    if (fmt->value_or("e4m3") != "e4m3") {
-      out.unsupported = where + " with fmt \"" + **fmt + "\" (only e4m3 is modelled)";
-    } else if (b != std::vector<int64_t>{128, 128}) {
-      out.unsupported = where + " with a weight_block_size other than [128, 128]";
-    } else {
-      out.scope = CheckpointQuant::Scope::kLinear;
-      out.format = format::Format::kFp8E4m3B128x128;
-    }
-  } else if (out.method == "mxfp4") {
-    // transformers Mxfp4HfQuantizer converts the routed experts only (gpt-oss).
-    out.scope = CheckpointQuant::Scope::kRoutedExperts;
-    out.format = format::Format::kMxfp4;
-  } else if (out.method == "awq" || out.method == "gptq") {
-    auto bits = qc.Int("bits");
-    if (!bits) return std::unexpected(bits.error());
-    auto group = qc.Int("group_size");
-    if (!group) return std::unexpected(group.error());
-    auto zero = qc.Bool(out.method == "awq" ? "zero_point" : "sym");
-    if (!zero) return std::unexpected(zero.error());
-    if (bits->value_or(4) != 4 || group->value_or(128) != 128) {
-      out.unsupported = where + " with bits/group_size other than 4/128";
-    } else {
-      const bool has_zero = out.method == "awq" ? zero->value_or(true) : !zero->value_or(true);
-      out.scope = CheckpointQuant::Scope::kLinear;
-      out.format = has_zero ? format::Format::kInt4G128Zp : format::Format::kInt4G128;
-    }
-  } else {
-    out.unsupported = where + " is not modelled";
-  }
-  return {};
+  return ReadQuantizationConfig(root, spec.quant);
 }
 
 // ---- The decoder reader: attention + dense MLP / MoE -------------------------------------

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace opscope::import::hf {
@@ -17,7 +18,12 @@ struct Preset {
 // Every preset, sorted by name.
 std::span<const Preset> BuiltinPresets();
 
-// The preset with this exact name, or nullptr.
+// The preset a name means, or nullptr: the exact name, else matched case-insensitively
+// ("Llama-3.1-8B"), with a Hugging Face organisation dropped ("meta-llama/Llama-3.1-8B"), or
+// with '-', '_', '.' folded when that leaves one preset ("llama3.1-8b").
 const Preset* FindPreset(std::string_view name);
+
+// "; did you mean 'qwen3-8b'?" for the preset nearest by edit distance, or "".
+std::string PresetHint(std::string_view name);
 
 }  // namespace opscope::import::hf

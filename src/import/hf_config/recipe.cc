@@ -2,14 +2,19 @@
 #include "import/hf_config/recipe.h"
 
 #include <algorithm>
+#include <numeric>
+
+#include "support/spelling.h"
 
 namespace opscope::import::hf {
 
 using format::Format;
 
 std::optional<GgufFileType> ParseGgufFileType(std::string_view name) {
+  std::string lower = Lower(name);  // "Q4_K_M", as llama.cpp's file names spell it
+  std::replace(lower.begin(), lower.end(), '-', '_');
   for (size_t i = 0; i < std::size(kGgufFileTypeNames); ++i) {
-    if (kGgufFileTypeNames[i] == name) return static_cast<GgufFileType>(i);
+    if (kGgufFileTypeNames[i] == lower) return static_cast<GgufFileType>(i);
   }
   return std::nullopt;
 }
@@ -32,6 +37,7 @@ bool IsQuantizedActivation(Format f) {
     case Format::kFp8E4m3Rowwise:
     case Format::kFp8E4m3B128:
     case Format::kInt8:
+    case Format::kInt8Rowwise:
     case Format::kNvfp4:
     case Format::kMxfp4:
     case Format::kMxfp8:
@@ -47,18 +53,51 @@ int64_t RowBlock(Format f) {
   return b > 1 ? b : 1;
 }
 
-Result<Format> ParseOptionFormat(std::string_view option, const std::string& value) {
-  auto f = format::ParseFormat(value);
+// A format as typed (case-insensitive, with aliases: format::FindFormat).
+Result<Format> ParseOptionFormat(std::string_view option, const std::string& value,
+                                 bool with_file_types = false) {
+  auto f = format::FindFormat(value);
   if (!f) {
+    std::vector<std::string_view> known;
     std::string names;
     for (int i = 0; i < format::kNumFormats; ++i) {
       if (i > 0) names += ", ";
       names += format::kFormats[i].name;
+      known.push_back(format::kFormats[i].name);
     }
-    return MakeError("option '" + std::string(option) + "': unknown format '" + value +
-                     "' (known: " + names + ")");
+    if (with_file_types) known.insert(known.end(), std::begin(kGgufFileTypeNames), std::end(kGgufFileTypeNames));
+    return MakeError("option '" + std::string(option) + "': unknown format '" + value + "'" +
+                     DidYouMean(value, known) + " (known: " + names + ")");
   }
   return *f;
+}
+
+std::string_view ScopeWords(CheckpointQuant::Scope scope) {
+  switch (scope) {
+    case CheckpointQuant::Scope::kNone: return "per module";
+    case CheckpointQuant::Scope::kLinear: return "layer matrices";
+    case CheckpointQuant::Scope::kAllLinear: return "Linear modules";
+    case CheckpointQuant::Scope::kRoutedExperts: return "routed experts";
+  }
+  return "";
+}
+
+// The checkpoint's quantization as the default weights: the label and where each choice
+// came from (assumptions).
+void UseCheckpoint(const ModelSpec& spec, Recipe& r, const std::string& dtype_name) {
+  const CheckpointQuant& q = spec.quant;
+  r.checkpoint = q;
+  const bool config = q.source == spec.origin;
+  const std::string from = config ? "config" : q.source.substr(q.source.rfind('/') + 1);
+  r.weights_label = std::string(format::FormatName(q.format)) + " (" +
+                    std::string(ScopeWords(q.scope)) + ", from " + from + ") + " + dtype_name;
+  const std::string file = config ? "quantization_config" : q.source;
+  std::string what = q.scheme ? std::string(format::FormatName(q.scheme->weights)) + " for the " +
+                                    std::string(ScopeWords(q.scope))
+                              : "per module";
+  r.assumptions.push_back("recipe: weights " + what + " from " + file + " (" + q.method +
+                          "); other weights in " + dtype_name);
+  for (const std::string& note : q.notes) r.assumptions.push_back("recipe: " + note);
 }
 
 // llama.cpp's ftype -> default tensor type (llama_ftype_get_default_type).
@@ -85,54 +124,81 @@ bool UseMoreBits(int64_t i, int64_t n) {
 
 }  // namespace
 
+namespace {
+
+// --weights: a llama.cpp file type, a plain float (the whole checkpoint), or a quantized
+// format for the layer matrices.
+Result<void> ResolveWeightsOption(const std::string& w, const std::string& dtype_name, Recipe& r) {
+  if (auto ft = ParseGgufFileType(w)) {
+    r.gguf = *ft;
+    r.weights_label = std::string(GgufFileTypeName(*ft)) + " (llama.cpp file type)";
+    return {};
+  }
+  auto f = ParseOptionFormat("--weights", w, true);
+  if (!f) {
+    std::string types;
+    for (std::string_view s : kGgufFileTypeNames) {
+      types += ' ';
+      types += s;
+    }
+    return MakeError(f.error().message + "; or a llama.cpp file type:" + types);
+  }
+  const format::FormatInfo& info = format::Info(*f);
+  if (info.kind == format::Kind::kInt && *f != Format::kInt8 && *f != Format::kInt8Rowwise) {
+    return MakeError("option '--weights': '" + w + "' is not a weight format");
+  }
+  const std::string name(format::FormatName(*f));
+  if (IsPlainFloat(*f)) {
+    r.dtype = r.matrix = *f;  // the whole checkpoint in this dtype
+    r.weights_label = name;
+  } else {
+    r.scope = CheckpointQuant::Scope::kLinear;
+    r.matrix = *f;
+    r.weights_label = name + " (layer matrices) + " + dtype_name;
+  }
+  return {};
+}
+
+// The weights: --weights, else the checkpoint's quantization, else the dtype; then the
+// checkpoint's matrix-input and KV formats unless options replace them.
+Result<void> ResolveWeights(const ModelSpec& spec, const RecipeOptions& options, Recipe& r) {
+  const std::string dtype_name(format::FormatName(spec.dtype));
+  const CheckpointQuant& q = spec.quant;
+  if (options.weights) {
+    if (auto ok = ResolveWeightsOption(*options.weights, dtype_name, r); !ok) return ok;
+    if (!q.method.empty()) {
+      r.assumptions.push_back("recipe: --weights " + *options.weights +
+                              " replaces the checkpoint's " + q.method + " from " + q.source);
+    }
+  } else if (!q.unsupported.empty()) {
+    return MakeError(q.source + ": " + (q.source == spec.origin ? "quantization_config: " : "") +
+                     q.unsupported + "; choose the weight format with --weights");
+  } else if (q.scheme || q.rules) {
+    UseCheckpoint(spec, r, dtype_name);
+  } else {
+    r.weights_label = dtype_name;
+    for (const std::string& note : q.notes) r.assumptions.push_back("recipe: " + note);
+  }
+  if (r.checkpoint && r.checkpoint->activations && !options.activations) {
+    r.gemm_input = *r.checkpoint->activations;
+  }
+  if (q.kv && !options.kv) r.kv = *q.kv;
+  if (q.kv && options.kv) {
+    r.assumptions.push_back("recipe: --kv-dtype " + *options.kv +
+                            " replaces the checkpoint's KV cache format " +
+                            std::string(format::FormatName(*q.kv)));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<Recipe> ResolveRecipe(const ModelSpec& spec, const RecipeOptions& options) {
   Recipe r;
   r.dtype = spec.dtype;
   r.compute = r.gemm_input = r.kv = r.conv_state = spec.dtype;
   r.state = spec.ssm_state_dtype.value_or(spec.dtype);
-  const std::string dtype_name(format::FormatName(spec.dtype));
-
-  if (options.weights) {
-    const std::string& w = *options.weights;
-    if (auto ft = ParseGgufFileType(w)) {
-      r.gguf = *ft;
-      r.weights_label = w + " (llama.cpp file type)";
-    } else {
-      auto f = ParseOptionFormat("--weights", w);
-      if (!f) {
-        std::string types;
-        for (std::string_view s : kGgufFileTypeNames) {
-          types += ' ';
-          types += s;
-        }
-        return MakeError(f.error().message + "; or a llama.cpp file type:" + types);
-      }
-      const format::FormatInfo& info = format::Info(*f);
-      if (info.kind == format::Kind::kInt && *f != Format::kInt8) {
-        return MakeError("option '--weights': '" + w + "' is not a weight format");
-      }
-      if (IsPlainFloat(*f)) {
-        r.dtype = r.matrix = *f;  // the whole checkpoint in this dtype
-        r.weights_label = w;
-      } else {
-        r.scope = CheckpointQuant::Scope::kLinear;
-        r.matrix = *f;
-        r.weights_label = w + " (layer matrices) + " + dtype_name;
-      }
-    }
-  } else if (!spec.quant.unsupported.empty()) {
-    return MakeError(spec.origin + ": quantization_config: " + spec.quant.unsupported +
-                     "; choose the weight format with --weights");
-  } else if (spec.quant.scope != CheckpointQuant::Scope::kNone) {
-    r.scope = spec.quant.scope;
-    r.matrix = spec.quant.format;
-    const std::string what = spec.quant.scope == CheckpointQuant::Scope::kRoutedExperts
-                                 ? " (routed experts, from config) + "
-                                 : " (layer matrices, from config) + ";
-    r.weights_label = std::string(format::FormatName(r.matrix)) + what + dtype_name;
-  } else {
-    r.weights_label = dtype_name;
-  }
+  if (auto ok = ResolveWeights(spec, options, r); !ok) return std::unexpected(ok.error());
 
   if (options.activations) {
     auto f = ParseOptionFormat("--activations", *options.activations);
@@ -270,10 +336,85 @@ Format WeightFormats::Gguf(const WeightSite& site) const {
   return t;
 }
 
+// The checkpoint's format for a weight: Linear modules by their module names, the rest in
+// the model dtype (e_score_correction_bias in f32).
+Format WeightFormats::FromCheckpoint(const WeightSite& site, std::string_view tensor_name) const {
+  const CheckpointQuant& q = *recipe_.checkpoint;
+  bool in_scope = false;
+  switch (site.role) {
+    case WeightRole::kEmbedding:
+    case WeightRole::kConv:
+    case WeightRole::kNorm:
+    case WeightRole::kVector:
+      return recipe_.dtype;
+    case WeightRole::kScoreBias:
+      return Format::kF32;
+    case WeightRole::kLmHead:
+      in_scope = q.scope == CheckpointQuant::Scope::kAllLinear;
+      break;
+    case WeightRole::kRouter:
+      // Routers and shared-expert gates: only where a rule names them (engines build them
+      // unquantized: vLLM's gate layers take no quant_config).
+      break;
+    case WeightRole::kExpertGate:
+    case WeightRole::kExpertUp:
+    case WeightRole::kExpertDown:
+      in_scope = q.scope != CheckpointQuant::Scope::kNone;
+      break;
+    case WeightRole::kAttnQ:
+    case WeightRole::kAttnK:
+    case WeightRole::kAttnV:
+    case WeightRole::kAttnQkv:
+    case WeightRole::kAttnKvB:
+    case WeightRole::kAttnOut:
+    case WeightRole::kFfnGate:
+    case WeightRole::kFfnUp:
+    case WeightRole::kFfnDown:
+    case WeightRole::kOtherMatrix:
+      in_scope = q.scope == CheckpointQuant::Scope::kLinear ||
+                 q.scope == CheckpointQuant::Scope::kAllLinear;
+      break;
+  }
+  const std::vector<std::string> names = HfModuleNames(tensor_name, q.module_prefix);
+  const QuantScheme* s = q.SchemeFor(names, in_scope);
+  return s ? s->weights : recipe_.dtype;
+}
+
+Format WeightFormats::Assigned(const WeightSite& site, std::string_view tensor_name) const {
+  if (recipe_.gguf) return Gguf(site);
+  if (recipe_.checkpoint) return FromCheckpoint(site, tensor_name);
+  switch (site.role) {
+    case WeightRole::kEmbedding:
+    case WeightRole::kLmHead:
+    case WeightRole::kRouter:
+    case WeightRole::kConv:
+    case WeightRole::kNorm:
+    case WeightRole::kVector:
+      return recipe_.dtype;
+    case WeightRole::kScoreBias:
+      return Format::kF32;
+    case WeightRole::kExpertGate:
+    case WeightRole::kExpertUp:
+    case WeightRole::kExpertDown:
+      return recipe_.scope != CheckpointQuant::Scope::kNone ? recipe_.matrix : recipe_.dtype;
+    case WeightRole::kAttnQ:
+    case WeightRole::kAttnK:
+    case WeightRole::kAttnV:
+    case WeightRole::kAttnQkv:
+    case WeightRole::kAttnKvB:
+    case WeightRole::kAttnOut:
+    case WeightRole::kFfnGate:
+    case WeightRole::kFfnUp:
+    case WeightRole::kFfnDown:
+    case WeightRole::kOtherMatrix:
+      return recipe_.scope == CheckpointQuant::Scope::kLinear ? recipe_.matrix : recipe_.dtype;
+  }
+  return recipe_.dtype;
+}
+
 Result<Format> WeightFormats::Choose(const WeightSite& site, std::string_view tensor_name) const {
-  Format f = recipe_.dtype;
+  Format f = Assigned(site, tensor_name);
   if (recipe_.gguf) {
-    f = Gguf(site);
     if (site.row % RowBlock(f) != 0) {
       // llama.cpp's tensor_type_fallback: 256-block types fall back to 32-block ones.
       Format fallback = f;
@@ -294,34 +435,6 @@ Result<Format> WeightFormats::Choose(const WeightSite& site, std::string_view te
     }
     return f;
   }
-  switch (site.role) {
-    case WeightRole::kEmbedding:
-    case WeightRole::kLmHead:
-    case WeightRole::kRouter:
-    case WeightRole::kConv:
-    case WeightRole::kNorm:
-    case WeightRole::kVector:
-      return recipe_.dtype;
-    case WeightRole::kScoreBias:
-      return Format::kF32;
-    case WeightRole::kExpertGate:
-    case WeightRole::kExpertUp:
-    case WeightRole::kExpertDown:
-      if (recipe_.scope != CheckpointQuant::Scope::kNone) f = recipe_.matrix;
-      break;
-    case WeightRole::kAttnQ:
-    case WeightRole::kAttnK:
-    case WeightRole::kAttnV:
-    case WeightRole::kAttnQkv:
-    case WeightRole::kAttnKvB:
-    case WeightRole::kAttnOut:
-    case WeightRole::kFfnGate:
-    case WeightRole::kFfnUp:
-    case WeightRole::kFfnDown:
-    case WeightRole::kOtherMatrix:
-      if (recipe_.scope == CheckpointQuant::Scope::kLinear) f = recipe_.matrix;
-      break;
-  }
   if (site.row % RowBlock(f) != 0) {
     return MakeError("weight format " + std::string(format::FormatName(f)) + ": tensor '" +
                      std::string(tensor_name) + "' has rows of " + std::to_string(site.row) +
@@ -329,6 +442,131 @@ Result<Format> WeightFormats::Choose(const WeightSite& site, std::string_view te
                      std::to_string(RowBlock(f)) + "-element block");
   }
   return f;
+}
+
+namespace {
+
+// Step-graph module (after "layers.N.") -> the Hugging Face modules it stands for. One row
+// per step-graph module; the names of every family (Llama/Qwen self_attn + mlp, Mixtral's
+// block_sparse_moe w1/w2/w3, DeepSeek's shared_experts and kv_a_proj_with_mqa, TensorRT-LLM's
+// fused_a, Qwen's shared_expert, gpt-oss's fused experts, Nemotron-H / Mamba's mixer).
+struct ModuleNames {
+  std::string_view step;
+  std::initializer_list<std::string_view> hf;
+};
+const ModuleNames kModuleNames[] = {
+    {"attn.qkv_proj", {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
+                       "self_attn.qkv_proj", "mixer.q_proj", "mixer.k_proj", "mixer.v_proj"}},
+    {"attn.q_proj", {"self_attn.q_proj", "mixer.q_proj"}},
+    {"attn.k_proj", {"self_attn.k_proj", "mixer.k_proj"}},
+    {"attn.v_proj", {"self_attn.v_proj", "mixer.v_proj"}},
+    {"attn.o_proj", {"self_attn.o_proj", "mixer.o_proj"}},
+    {"attn.q_a_proj", {"self_attn.q_a_proj", "self_attn.fused_a"}},
+    {"attn.q_b_proj", {"self_attn.q_b_proj"}},
+    {"attn.kv_a_proj", {"self_attn.kv_a_proj_with_mqa", "self_attn.fused_a"}},
+    {"attn.kv_b_proj", {"self_attn.kv_b_proj"}},
+    {"mlp.gate_up_proj", {"mlp.gate_proj", "mlp.up_proj", "mlp.gate_up_proj"}},
+    {"mlp.up_proj", {"mlp.up_proj", "mixer.up_proj"}},
+    {"mlp.down_proj", {"mlp.down_proj", "mixer.down_proj"}},
+    {"moe.router", {"mlp.gate", "mlp.router", "block_sparse_moe.gate", "mixer.gate"}},
+    {"moe.experts.gate_up_proj",
+     {"mlp.experts.0.gate_proj", "mlp.experts.0.up_proj", "mlp.experts.gate_up_proj",
+      "block_sparse_moe.experts.0.w1", "block_sparse_moe.experts.0.w3",
+      "mixer.experts.0.up_proj"}},
+    {"moe.experts.down_proj",
+     {"mlp.experts.0.down_proj", "mlp.experts.down_proj", "block_sparse_moe.experts.0.w2",
+      "mixer.experts.0.down_proj"}},
+    {"moe.shared_expert.gate_up_proj",
+     {"mlp.shared_expert.gate_proj", "mlp.shared_expert.up_proj", "mlp.shared_experts.gate_proj",
+      "mlp.shared_experts.up_proj", "mlp.shared_experts.gate_up_proj"}},
+    {"moe.shared_expert.up_proj", {"mixer.shared_experts.up_proj", "mlp.shared_experts.up_proj"}},
+    {"moe.shared_expert.down_proj",
+     {"mlp.shared_expert.down_proj", "mlp.shared_experts.down_proj",
+      "mixer.shared_experts.down_proj"}},
+    {"moe.shared_expert_gate", {"mlp.shared_expert_gate"}},
+    {"linear_attn.in_proj_qkvz",
+     {"linear_attn.in_proj_qkvz", "linear_attn.in_proj_qkv", "linear_attn.in_proj_z"}},
+    {"linear_attn.in_proj_ba",
+     {"linear_attn.in_proj_ba", "linear_attn.in_proj_b", "linear_attn.in_proj_a"}},
+    {"mamba.in_proj", {"mixer.in_proj"}},
+    {"mamba.out_proj", {"mixer.out_proj"}},
+};
+
+}  // namespace
+
+std::vector<std::string> HfModuleNames(std::string_view tensor_name, std::string_view prefix) {
+  std::string_view module = tensor_name;
+  for (std::string_view suffix : {".weight", ".bias"}) {
+    if (module.ends_with(suffix)) module.remove_suffix(suffix.size());
+  }
+  const std::string p(prefix);
+  std::vector<std::string> names;
+  if (!module.starts_with("layers.")) {
+    if (module == "lm_head") return {"lm_head"};
+    if (module == "embed_tokens") return {p + "embed_tokens", p + "embeddings"};
+    return {p + std::string(module)};
+  }
+  const size_t dot = module.find('.', 7);
+  if (dot == std::string_view::npos) return {p + std::string(module)};
+  const std::string layer = p + std::string(module.substr(0, dot + 1));  // "model.layers.3."
+  const std::string_view rest = module.substr(dot + 1);
+  for (const ModuleNames& row : kModuleNames) {
+    if (row.step != rest) continue;
+    for (std::string_view hf : row.hf) names.push_back(layer + std::string(hf));
+    return names;
+  }
+  names.push_back(layer + std::string(rest));
+  if (rest.starts_with("attn.")) names.push_back(layer + "self_attn." + std::string(rest.substr(5)));
+  return names;
+}
+
+namespace {
+
+// The block a row of `f` must be whole blocks of (1: none; 2-D weight blocks pad too).
+int64_t PadBlock(Format f) { return RowBlock(f); }
+
+}  // namespace
+
+void PadShardToBlocks(ModelSpec& local, const ModelSpec& full, const Recipe& recipe) {
+  if (recipe.gguf) return;  // llama.cpp falls back to smaller blocks instead (Choose)
+  const WeightFormats formats(local, recipe);
+  const int64_t act_block = PadBlock(recipe.gemm_input);
+  struct Width {
+    int64_t* local;
+    int64_t full;
+    WeightRole role;
+    const char* module;  // the down projection reading the width
+    const char* what;
+  };
+  const Width widths[] = {
+      {&local.mlp.intermediate, full.mlp.intermediate, WeightRole::kFfnDown, "mlp.down_proj",
+       "MLP intermediate"},
+      {&local.moe.intermediate, full.moe.intermediate, WeightRole::kExpertDown,
+       "moe.experts.down_proj", "expert intermediate"},
+      {&local.moe.shared_intermediate, full.moe.shared_intermediate, WeightRole::kFfnDown,
+       "moe.shared_expert.down_proj", "shared-expert intermediate"},
+  };
+  for (const Width& w : widths) {
+    if (*w.local == 0 || *w.local == w.full) continue;  // not split
+    int64_t block = act_block;
+    Format widest = recipe.gemm_input;
+    for (int64_t i = 0; i < local.num_layers(); ++i) {
+      const std::string name = "layers." + std::to_string(i) + "." + w.module + ".weight";
+      const Format f = formats.Assigned({w.role, i, *w.local}, name);
+      const int64_t b = PadBlock(f);
+      if (std::lcm(block, b) != block) widest = f;
+      block = std::lcm(block, b);
+    }
+    if (*w.local % block == 0) continue;
+    const int64_t padded = (*w.local + block - 1) / block * block;
+    local.assumptions.push_back(
+        "each device's " + std::string(w.what) + " of " + std::to_string(*w.local) + " (" +
+        std::to_string(w.full) + " split " + std::to_string(w.full / *w.local) +
+        " ways) is padded to " + std::to_string(padded) + ", whole " + std::to_string(block) +
+        "-element " + std::string(format::FormatName(widest)) +
+        " blocks, as engines pad such shards; the padding's bytes and FLOPs are counted");
+    *w.local = padded;
+  }
 }
 
 }  // namespace opscope::import::hf

@@ -3,11 +3,13 @@
 // (dtype, quantization_config, mamba_ssm_dtype); options override them.
 //
 // Weights (docs/llm.md has the table):
-//  * a format of the formats table (--weights nvfp4, or the checkpoint's fp8 / int4 groups):
-//    every matrix of the layers (attention and MLA projections, MLP, routed and shared
-//    experts, GatedDeltaNet and Mamba2 projections); embeddings, LM head, router, norms,
-//    biases, sinks and conv weights keep the model dtype (e_score_correction_bias: f32).
-//    The checkpoint's mxfp4 (gpt-oss) covers the routed experts only.
+//  * the checkpoint's own quantization (quant_config.h: quantization_config or
+//    hf_quant_config.json), per module: each Linear module in the format its checkpoint
+//    declares, excluded modules in the model dtype; its activation and KV formats too.
+//  * a format of the formats table (--weights nvfp4): every matrix of the layers (attention
+//    and MLA projections, MLP, routed and shared experts, GatedDeltaNet and Mamba2
+//    projections); embeddings, LM head, router, norms, biases, sinks and conv weights keep the
+//    model dtype (e_score_correction_bias: f32).
 //  * a llama.cpp file type (q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k_m q4_k_m q5_k_m q6_k): per
 //    tensor as llama.cpp's llama_tensor_get_type chooses (src/llama-quant.cpp): the output
 //    tensor gets q6_k (q8_0 when its rows are not a multiple of 256), attention-V and some
@@ -64,9 +66,12 @@ struct RecipeOptions {
 
 struct Recipe {
   std::optional<GgufFileType> gguf;  // per-tensor llama.cpp mapping
-  // Uniform matrix format and which matrices it covers (kNone: all in the model dtype).
+  // --weights: a uniform matrix format and which matrices it covers (kNone: all in the
+  // model dtype).
   CheckpointQuant::Scope scope = CheckpointQuant::Scope::kNone;
   format::Format matrix = format::Format::kBf16;
+  // The checkpoint's per-module formats, when --weights does not replace them.
+  std::optional<CheckpointQuant> checkpoint;
   format::Format dtype = format::Format::kBf16;       // norms, embeddings, biases (HF)
   format::Format compute = format::Format::kBf16;     // activations between ops
   format::Format gemm_input = format::Format::kBf16;  // activations entering matrix ops
@@ -97,9 +102,12 @@ class WeightFormats {
   // The format of one weight; an error names the tensor when its rows do not fit the
   // recipe's block and no fallback exists.
   Result<format::Format> Choose(const WeightSite& site, std::string_view tensor_name) const;
+  // The format the recipe assigns, before the row-length check (llama.cpp's fallbacks aside).
+  format::Format Assigned(const WeightSite& site, std::string_view tensor_name) const;
 
  private:
   format::Format Gguf(const WeightSite& site) const;
+  format::Format FromCheckpoint(const WeightSite& site, std::string_view tensor_name) const;
 
   const ModelSpec& spec_;
   const Recipe& recipe_;
@@ -107,5 +115,18 @@ class WeightFormats {
   int64_t attn_v_count_ = 0;
   std::vector<int64_t> ffn_down_index_;  // per layer: llama.cpp's i_layer for ffn_down
 };
+
+// The Hugging Face module names a step-graph weight stands for ("layers.3.attn.qkv_proj.weight"
+// -> "model.layers.3.self_attn.q_proj", "...k_proj", "...v_proj", ...), under the naming of
+// every family opscope reads (self_attn / mixer, mlp / block_sparse_moe, shared_expert(s),
+// MLA's kv_a_proj_with_mqa, TensorRT-LLM's fused_a). `prefix` precedes "layers." ("model.").
+std::vector<std::string> HfModuleNames(std::string_view tensor_name, std::string_view prefix);
+
+// A tensor-parallel shard whose MLP or expert intermediate width does not divide the
+// quantization block of its down projection (or of the matrix inputs) is padded to whole
+// blocks, as engines pad such shards (vLLM rounds gpt-oss's MXFP4 expert shards up): `local`
+// is this device's share of `full`. Each padding is added to local.assumptions; the padded
+// columns' bytes and FLOPs are counted. Called by BuildStepGraph.
+void PadShardToBlocks(ModelSpec& local, const ModelSpec& full, const Recipe& recipe);
 
 }  // namespace opscope::import::hf

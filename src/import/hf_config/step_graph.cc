@@ -1141,7 +1141,8 @@ Result<StepGraph> BuildStepGraph(const ModelSpec& spec, const Recipe& recipe) {
 Result<StepGraph> BuildStepGraph(const ModelSpec& spec, const Recipe& recipe,
                                  const DeviceShard& shard) {
   StepGraph out;
-  const ModelSpec local = ShardSpec(spec, shard);
+  ModelSpec local = ShardSpec(spec, shard);
+  PadShardToBlocks(local, spec, recipe);  // recipe.h: shards padded to whole quant blocks
   Builder builder(local, spec, shard, recipe, out);
   if (auto ok = builder.Build(); !ok) return std::unexpected(ok.error());
   auto mtp = MtpParams(spec, recipe);
