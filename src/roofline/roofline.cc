@@ -50,21 +50,26 @@ double LatencySteps(ir::OpKind op, int64_t n) {
 Result<double> CollectiveTime(const ir::Node& node, uint64_t bytes_link,
                               const device::Device& device, bool* no_latency) {
   const bool network = node.StringAttr("scope") == std::optional<std::string_view>("network");
-  const std::optional<double>& bw = network ? device.network_bytes_per_s
-                                            : device.interconnect_bytes_per_s;
-  const std::optional<double>& lat = network ? device.network_latency_s
-                                             : device.interconnect_latency_s;
+  const std::optional<double>& link_bytes_per_s = network ? device.network_bytes_per_s
+                                                          : device.interconnect_bytes_per_s;
+  const std::optional<double>& step_latency_s = network ? device.network_latency_s
+                                                        : device.interconnect_latency_s;
   const int64_t n = node.IntAttr("group_size").value_or(1);
   if (n <= 1) return 0.0;
-  if (!bw) {
+  if (!link_bytes_per_s) {
     return MakeError("node '" + node.name + "' (" + std::string(ir::OpName(node.op)) +
                      ") communicates over the " + (network ? "network" : "interconnect") +
                      ", which device '" + device.name + "' has no " +
                      (network ? "network_bytes_per_s" : "interconnect_bytes_per_s") +
                      " figure for");
   }
-  if (!lat && no_latency != nullptr) *no_latency = true;
-  return static_cast<double>(bytes_link) / *bw + LatencySteps(node.op, n) * lat.value_or(0);
+  if (!step_latency_s && no_latency != nullptr) *no_latency = true;
+  return static_cast<double>(bytes_link) / *link_bytes_per_s +
+         LatencySteps(node.op, n) * step_latency_s.value_or(0);
+}
+
+std::optional<double> NodePeak(const device::Device& device, MmaClass mma_class) {
+  return device.Peak(mma_class == MmaClass::kNone ? MmaClass::kFp32 : mma_class);
 }
 
 Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
@@ -72,7 +77,7 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
   Analysis a;
   ReserveHugePages(a.nodes, ledger.nodes.size());  // filled one entry per node below
   Totals& t = a.totals;
-  const double bw = device.dram_bytes_per_s;
+  const double dram_bytes_per_s = device.dram_bytes_per_s;
   const auto vector_peak = device.Peak(MmaClass::kFp32);
   std::array<double, format::kNumMmaClasses> floor_flops{};  // MMA FLOPs by floor class
   double vector_flops = 0;
@@ -85,46 +90,34 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
     NodeTime& nt = a.nodes.emplace_back();  // reserved: never reallocates
     if (!c.costed) continue;
     ++t.nodes_costed;
-    const bool mma = c.mma_class != MmaClass::kNone && c.flops > 0;
-    nt.memory_s = static_cast<double>(c.bytes()) / bw;
     // The ledger marks collectives, so only they read the graph's node (its attributes).
+    double link_s = 0;
     if (c.collective) {
       auto link = CollectiveTime(graph.nodes[i], c.bytes_link, device, &no_latency);
       if (!link) return std::unexpected(link.error());
-      nt.link_s = *link;
-      t.comm_s += nt.link_s;
+      link_s = *link;
+      t.comm_s += link_s;
       t.bytes_link += c.bytes_link;
     }
-    if (mma) {
-      const auto peak = device.Peak(c.mma_class);
-      if (!peak) {
-        return MakeError("node '" + graph.nodes[i].name + "' (" +
-                         std::string(ir::OpName(graph.nodes[i].op)) + ") runs at " +
-                         std::string(format::MmaClassName(c.mma_class)) + ", which device '" +
-                         device.name + "' has no peak for");
-      }
-      nt.compute_s = static_cast<double>(c.flops) / *peak;
-      floor_flops[static_cast<int>(FloorClass(c, device))] += static_cast<double>(c.flops);
-    } else if (c.flops > 0) {
-      if (vector_peak) {
-        nt.compute_s = static_cast<double>(c.flops) / *vector_peak;
+    const std::optional<double> peak = NodePeak(device, c.mma_class);
+    if (c.flops > 0) {
+      if (c.mma_class != MmaClass::kNone) {
+        if (!peak) {
+          return MakeError("node '" + graph.nodes[i].name + "' (" +
+                           std::string(ir::OpName(graph.nodes[i].op)) + ") runs at " +
+                           std::string(format::MmaClassName(c.mma_class)) + ", which device '" +
+                           device.name + "' has no peak for");
+        }
+        floor_flops[static_cast<int>(FloorClass(c, device))] += static_cast<double>(c.flops);
       } else {
-        memory_only_vector = true;
+        memory_only_vector |= !peak;
+        vector_flops += static_cast<double>(c.flops);
       }
-      vector_flops += static_cast<double>(c.flops);
     }
-    nt.time_s = std::max({nt.memory_s, nt.compute_s, nt.link_s});
-    if (nt.time_s == 0) {
-      nt.bound = Bound::kNone;
-    } else if (nt.link_s >= std::max(nt.memory_s, nt.compute_s)) {
-      nt.bound = Bound::kLink;
-    } else if (nt.compute_s > nt.memory_s) {
-      nt.bound = Bound::kCompute;
-      t.compute_bound_bytes += c.bytes();
-    } else {
-      nt.bound = Bound::kMemory;
-      t.memory_bound_bytes += c.bytes();
-    }
+    nt = TimeNode(static_cast<double>(c.bytes()), static_cast<double>(c.flops), peak,
+                  dram_bytes_per_s, link_s);
+    if (nt.bound == Bound::kCompute) t.compute_bound_bytes += c.bytes();
+    if (nt.bound == Bound::kMemory) t.memory_bound_bytes += c.bytes();
     t.bytes_read += c.bytes_read;
     t.bytes_written += c.bytes_written;
     t.bytes_weights += c.bytes_weights;
@@ -135,7 +128,7 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
 
   // Fused floor: essential bytes at full bandwidth, MMA FLOPs at each node's floor class,
   // vector FLOPs on the vector units, all three overlapped.
-  t.floor_memory_s = static_cast<double>(ledger.essential_bytes()) / bw;
+  t.floor_memory_s = static_cast<double>(ledger.essential_bytes()) / dram_bytes_per_s;
   for (int k = 0; k < format::kNumMmaClasses; ++k) {
     if (floor_flops[k] > 0) {
       t.floor_mma_s += floor_flops[k] / *device.Peak(static_cast<MmaClass>(k));
@@ -145,7 +138,7 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
   t.fused_floor_s = std::max({t.floor_memory_s, t.floor_mma_s, t.floor_vector_s, t.comm_s});
 
   for (MmaClass cls : format::kPeakClasses) {
-    if (auto peak = device.Peak(cls)) a.ridges.push_back({cls, *peak, *peak / bw});
+    if (auto peak = device.Peak(cls)) a.ridges.push_back({cls, *peak, *peak / dram_bytes_per_s});
   }
   if (memory_only_vector) {
     a.notes.push_back("device '" + device.name +

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,34 @@ struct NodeTime {
   double time_s = 0;
   Bound bound = Bound::kNone;
 };
+
+// The peak a node's FLOPs run at on `device`: the peak of its MMA class, or the vector fp32
+// peak for a node on the vector units (kNone); nullopt when the device publishes none.
+std::optional<double> NodePeak(const device::Device& device, format::MmaClass mma_class);
+
+// THE node time (DESIGN "Roofline semantics"), which the full analysis (Estimate) and the
+// sweep's compiled plans both call, from a node's counts and its roofs on one device:
+//   memory_s  = bytes / dram_bytes_per_s
+//   compute_s = flops / peak_flops_per_s          0 without a peak (memory-only)
+//   link_s    = a collective's link time (CollectiveTime); 0 for every other node
+//   time_s    = max(memory_s, compute_s, link_s)
+//   bound     = none when time_s is 0; link when link_s ≥ memory_s and compute_s; compute when
+//               compute_s > memory_s; memory otherwise.
+// Inline and branch-free, so a loop over a sweep's points vectorizes it.
+inline NodeTime TimeNode(double bytes, double flops, std::optional<double> peak_flops_per_s,
+                         double dram_bytes_per_s, double link_s = 0) {
+  NodeTime t;
+  t.memory_s = bytes / dram_bytes_per_s;
+  t.compute_s = peak_flops_per_s ? flops / *peak_flops_per_s : 0.0;
+  t.link_s = link_s;
+  const double busy_s = t.compute_s > t.memory_s ? t.compute_s : t.memory_s;
+  t.time_s = link_s > busy_s ? link_s : busy_s;
+  t.bound = t.time_s == 0                  ? Bound::kNone
+            : link_s >= busy_s             ? Bound::kLink
+            : t.compute_s > t.memory_s     ? Bound::kCompute
+                                           : Bound::kMemory;
+  return t;
+}
 
 struct Ridge {
   format::MmaClass mma_class;
