@@ -2,10 +2,11 @@
 // semantics").
 #include "roofline/roofline.h"
 
-#include "support/huge_pages.h"
-
 #include <algorithm>
 #include <array>
+
+#include "cost/collectives.h"
+#include "support/huge_pages.h"
 
 namespace opscope::roofline {
 
@@ -32,19 +33,6 @@ MmaClass FloorClass(const cost::NodeCost& c, const device::Device& d) {
   return c.mma_class;
 }
 
-// Per-step latencies a collective over a group of n pays: ring all-reduce 2·(n−1) steps,
-// all-gather and reduce-scatter n−1, all-to-all one (every pair sends at once, as NCCL's
-// grouped send/recv and DeepEP do), send/recv one.
-double LatencySteps(ir::OpKind op, int64_t n) {
-  if (n <= 1) return 0;
-  switch (op) {
-    case ir::OpKind::kAllReduce: return 2.0 * static_cast<double>(n - 1);
-    case ir::OpKind::kAllGather:
-    case ir::OpKind::kReduceScatter: return static_cast<double>(n - 1);
-    default: return 1.0;
-  }
-}
-
 }  // namespace
 
 Result<double> CollectiveTime(const ir::Node& node, uint64_t bytes_link,
@@ -64,8 +52,14 @@ Result<double> CollectiveTime(const ir::Node& node, uint64_t bytes_link,
                      " figure for");
   }
   if (!step_latency_s && no_latency != nullptr) *no_latency = true;
-  return static_cast<double>(bytes_link) / *link_bytes_per_s +
-         LatencySteps(node.op, n) * step_latency_s.value_or(0);
+  // The collectives table's ring latency steps (the cost rule read its link steps).
+  const cost::CollectiveInfo* info = cost::FindCollective(node.op);
+  if (info == nullptr) {
+    return MakeError("node '" + node.name + "' (" + std::string(ir::OpName(node.op)) +
+                     ") is not a collective: it has no link time");
+  }
+  const auto steps = static_cast<double>(info->latency_steps.At(static_cast<uint64_t>(n)));
+  return static_cast<double>(bytes_link) / *link_bytes_per_s + steps * step_latency_s.value_or(0);
 }
 
 std::optional<double> NodePeak(const device::Device& device, MmaClass mma_class) {
