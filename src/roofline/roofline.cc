@@ -27,9 +27,11 @@ namespace {
 // The class the fused floor charges an MMA node at: the faster (on this device) of the
 // estimate's class and the weight's own class.
 MmaClass FloorClass(const cost::NodeCost& c, const device::Device& d) {
-  const auto est = d.Peak(c.mma_class);
-  const auto alt = d.Peak(c.floor_class);
-  if (alt && (!est || *alt > *est)) return c.floor_class;
+  const auto estimate_flops_per_s = d.Peak(c.mma_class);
+  const auto floor_flops_per_s = d.Peak(c.floor_class);
+  if (floor_flops_per_s && (!estimate_flops_per_s || *floor_flops_per_s > *estimate_flops_per_s)) {
+    return c.floor_class;
+  }
   return c.mma_class;
 }
 
@@ -72,7 +74,7 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
   ReserveHugePages(a.nodes, ledger.nodes.size());  // filled one entry per node below
   Totals& t = a.totals;
   const double dram_bytes_per_s = device.dram_bytes_per_s;
-  const auto vector_peak = device.Peak(MmaClass::kFp32);
+  const auto vector_flops_per_s = device.Peak(MmaClass::kFp32);
   std::array<double, format::kNumMmaClasses> floor_flops{};  // MMA FLOPs by floor class
   double vector_flops = 0;
   bool memory_only_vector = false;
@@ -93,10 +95,10 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
       t.comm_s += link_s;
       t.bytes_link += c.bytes_link;
     }
-    const std::optional<double> peak = NodePeak(device, c.mma_class);
+    const std::optional<double> peak_flops_per_s = NodePeak(device, c.mma_class);
     if (c.flops > 0) {
       if (c.mma_class != MmaClass::kNone) {
-        if (!peak) {
+        if (!peak_flops_per_s) {
           return MakeError("node '" + graph.nodes[i].name + "' (" +
                            std::string(ir::OpName(graph.nodes[i].op)) + ") runs at " +
                            std::string(format::MmaClassName(c.mma_class)) + ", which device '" +
@@ -104,11 +106,11 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
         }
         floor_flops[static_cast<int>(FloorClass(c, device))] += static_cast<double>(c.flops);
       } else {
-        memory_only_vector |= !peak;
+        memory_only_vector |= !peak_flops_per_s;
         vector_flops += static_cast<double>(c.flops);
       }
     }
-    nt = TimeNode(static_cast<double>(c.bytes()), static_cast<double>(c.flops), peak,
+    nt = TimeNode(static_cast<double>(c.bytes()), static_cast<double>(c.flops), peak_flops_per_s,
                   dram_bytes_per_s, link_s);
     if (nt.bound == Bound::kCompute) t.compute_bound_bytes += c.bytes();
     if (nt.bound == Bound::kMemory) t.memory_bound_bytes += c.bytes();
@@ -128,7 +130,7 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
       t.floor_mma_s += floor_flops[k] / *device.Peak(static_cast<MmaClass>(k));
     }
   }
-  if (vector_peak) t.floor_vector_s = vector_flops / *vector_peak;
+  if (vector_flops_per_s) t.floor_vector_s = vector_flops / *vector_flops_per_s;
   t.fused_floor_s = std::max({t.floor_memory_s, t.floor_mma_s, t.floor_vector_s, t.comm_s});
 
   for (MmaClass cls : format::kPeakClasses) {

@@ -66,8 +66,8 @@ struct Totals {
   uint64_t bytes_read = 0, bytes_written = 0, bytes_weights = 0, bytes_state = 0;
   uint64_t flops = 0;
   double time_s = 0;           // Σ node times: an estimate, not a bound
-  // max(essential bytes / bw, MMA time at floor classes, vector, communication): a device's
-  // collectives overlap its compute at best, so they are a fourth term, not an addend.
+  // max(essential bytes / dram_bytes_per_s, MMA time at floor classes, vector, communication):
+  // a device's collectives overlap its compute at best, so they are a fourth term, not an addend.
   double fused_floor_s = 0;
   double floor_memory_s = 0;   // the three terms of the floor
   double floor_mma_s = 0;

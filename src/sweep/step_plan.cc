@@ -136,7 +136,7 @@ Result<void> StepPlan::Build() {
   for (const Distinct& d : distinct_) (d.closed ? stats_.closed_form : stats_.rule_per_point)++;
   multiplicity_.assign(distinct_.size(), 0);
   for (uint32_t k : order_) multiplicity_[k] += 1;
-  time_.assign(distinct_.size() * kBlock, 0);
+  time_s_.assign(distinct_.size() * kBlock, 0);
   is_memory_.assign(distinct_.size() * kBlock, 0);
   is_compute_.assign(distinct_.size() * kBlock, 0);
   constant_.assign(distinct_.size(), 0);
@@ -311,8 +311,8 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
   for (size_t k = 0; k < nd; ++k) {
     Distinct& d = distinct_[k];
     // The peak the roofline divides this node's FLOPs by (0 FLOPs give 0 either way).
-    const std::optional<double> peak = roofline::NodePeak(device, d.mma_class);
-    const bool peak_missing = d.mma_class != format::MmaClass::kNone && !peak;
+    const std::optional<double> peak_flops_per_s = roofline::NodePeak(device, d.mma_class);
+    const bool peak_missing = d.mma_class != format::MmaClass::kNone && !peak_flops_per_s;
     Folded fb, ff;
     bool fast = false;  // the folded forms evaluate in int64 without overflow on this block
     std::array<int64_t, 6> e64{};
@@ -413,7 +413,7 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
     } else {
       for (size_t i = 0; i < count; ++i) valid[i] = valid[i] && costed[i];
     }
-    double* const time = &time_[k * kBlock];
+    double* const time = &time_s_[k * kBlock];
     double* const is_memory = &is_memory_[k * kBlock];
     double* const is_compute = &is_compute_[k * kBlock];
     if (d.collective) {
@@ -428,45 +428,45 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
         if (!link_s) return std::unexpected(link_s.error());
         const roofline::NodeTime t =
             roofline::TimeNode(static_cast<double>(bytes_of[i]), static_cast<double>(flops_of[i]),
-                               peak, dram_bytes_per_s, *link_s);
+                               peak_flops_per_s, dram_bytes_per_s, *link_s);
         time[i] = t.time_s;
         is_compute[i] = t.bound == roofline::Bound::kCompute ? 1.0 : 0.0;
         is_memory[i] = t.bound == roofline::Bound::kMemory ? 1.0 : 0.0;
       }
     } else {
-      NodeTimes(bytes_of.data(), flops_of.data(), lanes, dram_bytes_per_s, peak, time, is_memory,
-                is_compute);
+      NodeTimes(bytes_of.data(), flops_of.data(), lanes, dram_bytes_per_s, peak_flops_per_s, time,
+                is_memory, is_compute);
     }
     constant_[k] = constant;
     if (constant && count > 1) std::fill(time + 1, time + count, time[0]);
   }
   // The step time: node times summed in graph order, as roofline::Estimate sums them, so the
   // result is the same double.
-  std::array<double, kBlock> total{};
-  SumInGraphOrder(order_.data(), order_.size(), time_.data(), count, total.data());
+  std::array<double, kBlock> total_s{};
+  SumInGraphOrder(order_.data(), order_.size(), time_s_.data(), count, total_s.data());
   // The bound: Σ over distinct nodes × multiplicity (the block-constant nodes' share once)
   // differs from the graph-order sums by rounding only (relative 1e-12 at most here); only a
   // near tie takes the exact sums.
-  double memory_constant = 0, compute_constant = 0;
+  double memory_constant_s = 0, compute_constant_s = 0;
   for (size_t k = 0; k < nd; ++k) {
     if (!constant_[k]) continue;
-    const double t = time_[k * kBlock] * multiplicity_[k];
-    memory_constant += t * is_memory_[k * kBlock];
-    compute_constant += t * is_compute_[k * kBlock];
+    const double node_s = time_s_[k * kBlock] * multiplicity_[k];
+    memory_constant_s += node_s * is_memory_[k * kBlock];
+    compute_constant_s += node_s * is_compute_[k * kBlock];
   }
-  std::array<double, kBlock> memory, compute;
-  memory.fill(memory_constant);
-  compute.fill(compute_constant);
+  std::array<double, kBlock> memory_s, compute_s;
+  memory_s.fill(memory_constant_s);
+  compute_s.fill(compute_constant_s);
   for (size_t k = 0; k < nd; ++k) {
     if (constant_[k]) continue;
     const double m = multiplicity_[k];
-    const double* time = &time_[k * kBlock];
+    const double* time = &time_s_[k * kBlock];
     const double* is_memory = &is_memory_[k * kBlock];
     const double* is_compute = &is_compute_[k * kBlock];
     for (size_t i = 0; i < count; ++i) {
-      const double t = time[i] * m;
-      memory[i] += t * is_memory[i];
-      compute[i] += t * is_compute[i];
+      const double node_s = time[i] * m;
+      memory_s[i] += node_s * is_memory[i];
+      compute_s[i] += node_s * is_compute[i];
     }
   }
   for (size_t i = 0; i < count; ++i) {
@@ -474,15 +474,15 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
       out[i] = std::nullopt;
       continue;
     }
-    if (std::abs(compute[i] - memory[i]) <= 1e-9 * (compute[i] + memory[i])) {
-      memory[i] = compute[i] = 0;
+    if (std::abs(compute_s[i] - memory_s[i]) <= 1e-9 * (compute_s[i] + memory_s[i])) {
+      memory_s[i] = compute_s[i] = 0;
       for (uint32_t k : order_) {
         const size_t lane = constant_[k] ? 0 : i;
-        memory[i] += time_[k * kBlock + i] * is_memory_[k * kBlock + lane];
-        compute[i] += time_[k * kBlock + i] * is_compute_[k * kBlock + lane];
+        memory_s[i] += time_s_[k * kBlock + i] * is_memory_[k * kBlock + lane];
+        compute_s[i] += time_s_[k * kBlock + i] * is_compute_[k * kBlock + lane];
       }
     }
-    out[i] = StepTiming{total[i], compute[i] > memory[i]};
+    out[i] = StepTiming{total_s[i], compute_s[i] > memory_s[i]};
   }
   return {};
 }

@@ -9,6 +9,7 @@
 
 #include "support/checked_math.h"
 #include "support/file_io.h"
+#include "support/json_describe.h"
 #include "support/utf8.h"
 #include "support/name_index.h"
 
@@ -64,8 +65,9 @@ class Reader {
   std::unexpected<Error> Fail(const std::string& what) {
     return MakeError(std::string(origin_) + ": " + what);
   }
-  std::unexpected<Error> Fail(const std::string& what, simdjson::error_code ec) {
-    return Fail(what + ": " + simdjson::error_message(ec));
+  // `what` was expected where the file holds `got`.
+  std::unexpected<Error> Fail(const std::string& what, dom::element got) {
+    return Fail(what + ", got " + DescribeJsonValue(got));
   }
 
   Result<void> ReadRoot(dom::element doc);
@@ -90,8 +92,8 @@ class Reader {
 
 Result<void> Reader::ReadRoot(dom::element doc) {
   dom::object root;
-  if (auto ec = doc.get_object().get(root)) {
-    return Fail("not an opscope graph (expected a JSON object with 'tensors' and 'nodes')", ec);
+  if (doc.get_object().get(root) != simdjson::SUCCESS) {
+    return Fail("not an opscope graph (expected a JSON object with 'tensors' and 'nodes')", doc);
   }
   bool have_tensors = false, have_nodes = false, have_name = false, have_dims = false;
   for (dom::key_value_pair field : root) {
@@ -105,7 +107,7 @@ Result<void> Reader::ReadRoot(dom::element doc) {
     if (key == "name") {
       if (auto ok = once(have_name); !ok) return ok;
       std::string_view name;
-      if (auto ec = v.get_string().get(name)) return Fail("field 'name': expected a string", ec);
+      if (v.get_string().get(name) != simdjson::SUCCESS) return Fail("field 'name': expected a string", v);
       g_.name = std::string(name);
     } else if (key == "dims") {
       if (auto ok = once(have_dims); !ok) return ok;
@@ -130,13 +132,13 @@ Result<void> Reader::ReadRoot(dom::element doc) {
 
 Result<void> Reader::ReadDims(dom::element v) {
   dom::object obj;
-  if (auto ec = v.get_object().get(obj)) return Fail("field 'dims': expected an object", ec);
+  if (v.get_object().get(obj) != simdjson::SUCCESS) return Fail("field 'dims': expected an object", v);
   for (dom::key_value_pair field : obj) {
     const std::string_view key = field.key;
     const std::string where = "dims: " + Quote(key);
     int64_t value = 0;
-    if (auto ec = field.value.get_int64().get(value)) {
-      return Fail(where + ": expected a non-negative integer", ec);
+    if (field.value.get_int64().get(value) != simdjson::SUCCESS) {
+      return Fail(where + ": expected a non-negative integer", field.value);
     }
     if (value < 0) return Fail(where + ": negative dim " + std::to_string(value));
     if (key.empty()) return Fail("dims: empty symbol name");
@@ -163,8 +165,8 @@ Result<expr::Expr> Reader::ReadDim(dom::element v, const Where& where, size_t ax
   if (type == dom::element_type::INT64 || type == dom::element_type::UINT64 ||
       type == dom::element_type::DOUBLE) {
     int64_t value = 0;
-    if (auto ec = v.get_int64().get(value)) {
-      return Fail(at + ": expected a non-negative integer that fits 64 bits", ec);
+    if (v.get_int64().get(value) != simdjson::SUCCESS) {
+      return Fail(at + ": expected a non-negative integer that fits 64 bits", v);
     }
     if (value < 0) return Fail(at + ": negative dim " + std::to_string(value));
     return expr::Expr::Constant(value);
@@ -173,7 +175,7 @@ Result<expr::Expr> Reader::ReadDim(dom::element v, const Where& where, size_t ax
     return Fail(at + ": expected an integer or a dim expression string");
   }
   std::string_view text;
-  if (auto ec = v.get_string().get(text)) return Fail(at + ": malformed string", ec);
+  if (v.get_string().get(text) != simdjson::SUCCESS) return Fail(at + ": malformed string", v);
   std::string key(text);
   if (auto it = expr_cache_.find(key); it != expr_cache_.end()) return it->second;
   auto e = expr::Expr::Parse(text, g_.symbols);
@@ -187,7 +189,7 @@ Result<expr::Expr> Reader::ReadDim(dom::element v, const Where& where, size_t ax
 
 Result<void> Reader::ReadTensors(dom::element v) {
   dom::array arr;
-  if (auto ec = v.get_array().get(arr)) return Fail("field 'tensors': expected an array", ec);
+  if (v.get_array().get(arr) != simdjson::SUCCESS) return Fail("field 'tensors': expected an array", v);
   g_.tensors.reserve(arr.size());
   tensor_ids_ = NameIndex<TensorName>(TensorName{&g_}, arr.size());
   size_t index = 0;
@@ -202,7 +204,7 @@ Result<void> Reader::ReadTensor(dom::element v, size_t index) {
   ir::Tensor t;
   const Where where{"tensors", index, &t.name};
   dom::object obj;
-  if (auto ec = v.get_object().get(obj)) return Fail(where + ": expected an object", ec);
+  if (v.get_object().get(obj) != simdjson::SUCCESS) return Fail(where + ": expected an object", v);
   bool have_name = false, have_shape = false, have_format = false, have_role = false;
   for (dom::key_value_pair field : obj) {
     const std::string_view key = field.key;
@@ -211,14 +213,14 @@ Result<void> Reader::ReadTensor(dom::element v, size_t index) {
       if (have_name) return Fail(where + ": duplicate field 'name'");
       have_name = true;
       std::string_view name;
-      if (auto ec = fv.get_string().get(name)) return Fail(where + ".name: expected a string", ec);
+      if (fv.get_string().get(name) != simdjson::SUCCESS) return Fail(where + ".name: expected a string", fv);
       if (name.empty()) return Fail(where + ".name: empty tensor name");
       t.name = std::string(name);
     } else if (key == "shape") {
       if (have_shape) return Fail(where + ": duplicate field 'shape'");
       have_shape = true;
       dom::array dims;
-      if (auto ec = fv.get_array().get(dims)) return Fail(where + ".shape: expected an array", ec);
+      if (fv.get_array().get(dims) != simdjson::SUCCESS) return Fail(where + ".shape: expected an array", fv);
       size_t axis = 0;
       for (dom::element d : dims) {
         auto e = ReadDim(d, where, axis++);
@@ -230,7 +232,7 @@ Result<void> Reader::ReadTensor(dom::element v, size_t index) {
       if (have_format) return Fail(where + ": duplicate field 'format'");
       have_format = true;
       std::string_view name;
-      if (auto ec = fv.get_string().get(name)) return Fail(where + ".format: expected a string", ec);
+      if (fv.get_string().get(name) != simdjson::SUCCESS) return Fail(where + ".format: expected a string", fv);
       auto f = format::ParseFormat(name);
       if (!f) return Fail(where + ": unknown format " + Quote(name));
       t.format = *f;
@@ -238,7 +240,7 @@ Result<void> Reader::ReadTensor(dom::element v, size_t index) {
       if (have_role) return Fail(where + ": duplicate field 'role'");
       have_role = true;
       std::string_view name;
-      if (auto ec = fv.get_string().get(name)) return Fail(where + ".role: expected a string", ec);
+      if (fv.get_string().get(name) != simdjson::SUCCESS) return Fail(where + ".role: expected a string", fv);
       auto r = ir::ParseRole(name);
       if (!r) {
         return Fail(where + ": unknown role " + Quote(name) +
@@ -283,7 +285,7 @@ Result<void> Reader::ReadTensor(dom::element v, size_t index) {
 
 Result<void> Reader::ReadNodes(dom::element v) {
   dom::array arr;
-  if (auto ec = v.get_array().get(arr)) return Fail("field 'nodes': expected an array", ec);
+  if (v.get_array().get(arr) != simdjson::SUCCESS) return Fail("field 'nodes': expected an array", v);
   g_.nodes.reserve(arr.size());
   node_ids_ = NameIndex<NodeName>(NodeName{&g_}, arr.size());
   size_t index = 0;
@@ -297,14 +299,14 @@ Result<void> Reader::ReadNodes(dom::element v) {
 Result<std::vector<ir::TensorId>> Reader::ReadTensorRefs(dom::element v, const Where& where,
                                                          const char* field) {
   dom::array arr;
-  if (auto ec = v.get_array().get(arr)) {
-    return Fail(where + "." + field + ": expected an array of tensor names", ec);
+  if (v.get_array().get(arr) != simdjson::SUCCESS) {
+    return Fail(where + "." + field + ": expected an array of tensor names", v);
   }
   std::vector<ir::TensorId> ids;
   for (dom::element item : arr) {
     std::string_view name;
-    if (auto ec = item.get_string().get(name)) {
-      return Fail(where + "." + field + ": expected tensor names", ec);
+    if (item.get_string().get(name) != simdjson::SUCCESS) {
+      return Fail(where + "." + field + ": expected tensor names", item);
     }
     const auto id = tensor_ids_.Find(name);
     if (!id) {
@@ -318,7 +320,7 @@ Result<std::vector<ir::TensorId>> Reader::ReadTensorRefs(dom::element v, const W
 
 Result<void> Reader::ReadAttrs(dom::element v, ir::Node& node, const Where& where) {
   dom::object obj;
-  if (auto ec = v.get_object().get(obj)) return Fail(where + ".attrs: expected an object", ec);
+  if (v.get_object().get(obj) != simdjson::SUCCESS) return Fail(where + ".attrs: expected an object", v);
   for (dom::key_value_pair field : obj) {
     const std::string_view key = field.key;
     const std::string at = where + ": attribute " + Quote(key);
@@ -343,10 +345,10 @@ Result<void> Reader::ReadAttrs(dom::element v, ir::Node& node, const Where& wher
       case dom::element_type::ARRAY: {
         std::vector<int64_t> ints;
         dom::array arr;
-        if (auto ec = av.get_array().get(arr)) return Fail(at, ec);
+        if (av.get_array().get(arr) != simdjson::SUCCESS) return Fail(at + ": expected an array", av);
         for (dom::element item : arr) {
           int64_t i = 0;
-          if (auto ec = item.get_int64().get(i)) return Fail(at + ": expected integers", ec);
+          if (item.get_int64().get(i) != simdjson::SUCCESS) return Fail(at + ": expected integers", item);
           ints.push_back(i);
         }
         node.attrs.emplace_back(std::string(key), std::move(ints));
@@ -363,7 +365,7 @@ Result<void> Reader::ReadNode(dom::element v, size_t index) {
   ir::Node node;
   const Where where{"nodes", index, &node.name};
   dom::object obj;
-  if (auto ec = v.get_object().get(obj)) return Fail(where + ": expected an object", ec);
+  if (v.get_object().get(obj) != simdjson::SUCCESS) return Fail(where + ": expected an object", v);
   bool have_name = false, have_op = false, have_in = false, have_out = false, have_attrs = false,
        have_source = false;
   for (dom::key_value_pair field : obj) {
@@ -377,13 +379,13 @@ Result<void> Reader::ReadNode(dom::element v, size_t index) {
     if (key == "name") {
       if (auto ok = once(have_name); !ok) return ok;
       std::string_view name;
-      if (auto ec = fv.get_string().get(name)) return Fail(where + ".name: expected a string", ec);
+      if (fv.get_string().get(name) != simdjson::SUCCESS) return Fail(where + ".name: expected a string", fv);
       if (name.empty()) return Fail(where + ".name: empty node name");
       node.name = std::string(name);
     } else if (key == "op") {
       if (auto ok = once(have_op); !ok) return ok;
       std::string_view op;
-      if (auto ec = fv.get_string().get(op)) return Fail(where + ".op: expected a string", ec);
+      if (fv.get_string().get(op) != simdjson::SUCCESS) return Fail(where + ".op: expected a string", fv);
       if (op.empty()) return Fail(where + ".op: empty op name");
       if (auto kind = ir::ParseOpKind(op)) {
         node.op = *kind;
@@ -394,7 +396,7 @@ Result<void> Reader::ReadNode(dom::element v, size_t index) {
     } else if (key == "source_op") {
       if (auto ok = once(have_source); !ok) return ok;
       std::string_view s;
-      if (auto ec = fv.get_string().get(s)) return Fail(where + ".source_op: expected a string", ec);
+      if (fv.get_string().get(s) != simdjson::SUCCESS) return Fail(where + ".source_op: expected a string", fv);
       node.source_op = std::string(s);
     } else if (key == "inputs") {
       if (auto ok = once(have_in); !ok) return ok;
@@ -416,7 +418,6 @@ Result<void> Reader::ReadNode(dom::element v, size_t index) {
   if (!have_name) return Fail(where + ": missing field 'name'");
   if (!have_op) return Fail(where + ": missing field 'op'");
   if (!have_out) return Fail(where + ": missing field 'outputs'");
-  (void)index;
   const auto id = static_cast<uint32_t>(g_.nodes.size());
   g_.AddNode(std::move(node));
   if (node_ids_.InsertOrFind(g_.nodes.back().name, id)) {
@@ -442,7 +443,7 @@ Result<ir::Graph> ParsePadded(const char* data, size_t size, size_t capacity,
   }
   if (auto ec = parser.parse(data, size, capacity < size + simdjson::SIMDJSON_PADDING)
                     .get(doc)) {
-    return MakeError(std::string(origin) + ": malformed JSON: " + simdjson::error_message(ec));
+    return MakeError(std::string(origin) + ": " + DescribeJsonParseError(ec));
   }
   Reader reader(origin, g);
   if (auto ok = reader.ReadRoot(doc); !ok) return std::unexpected(ok.error());
