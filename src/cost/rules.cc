@@ -501,11 +501,14 @@ const ResolvedTensor* FindState(const RuleInput& in) {
   return nullptr;
 }
 
-// The state a recurrence updates is read and written once per step, even when the node does
-// not list it among its outputs.
+// The state a node updates (a recurrence, a causal conv) is read once and written once per
+// step: StreamAll has counted the read, and the write when the node lists its new state as an
+// output — the state tensor itself (updated in place) or its own tensor with role `state` (the
+// SSA form importers produce). Only a node that lists no state output is charged the
+// write-back here, at the size of the state it read.
 void AddStateWriteBack(const RuleInput& in, const ResolvedTensor& state, NodeCost& c) {
   for (const ResolvedTensor* o : in.outputs) {
-    if (o == &state) return;
+    if (o->role == ir::Role::kState) return;
   }
   c.bytes_written += state.bytes;
   c.bytes_state += state.bytes;
