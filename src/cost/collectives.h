@@ -1,7 +1,9 @@
 // The collectives table: for each collective op kind, which tensor sizes its message, how much
 // of it one device sends over its link and how many per-step latencies it pays, over a group of
-// N devices. The cost rule (rules.cc: bytes_link, FLOPs) and the roofline (CollectiveTime:
-// latency steps) both read it; nothing else describes a collective's algorithm.
+// N devices — for the ring algorithms the estimate charges, and for the cheapest algorithm a
+// real engine has, which the fused floor charges. The cost rule (rules.cc: bytes_link, FLOPs)
+// and the roofline (CollectiveTime: latency steps; the floor's link bytes) both read it;
+// nothing else describes a collective's algorithm.
 #pragma once
 
 #include <cstdint>
@@ -39,15 +41,31 @@ struct CollectiveInfo {
   GroupSteps latency_steps;
   // One add per received element: FLOPs = (N−1)/N · elements(x).
   bool reduces;
+  // The cheapest algorithm a real engine has (the fused floor's: a lower bound, never above
+  // the ring's), in the same units:
+  //   AllReduce      N parts = x,   1 step   one-shot / NVLS all-reduce (NVLink SHARP reduces
+  //                                          in the switch: each device sends its x once and
+  //                                          receives the sum once — the least any algorithm
+  //                                          moves per direction; ≤ the ring's 2·(N−1) parts
+  //                                          for N ≥ 2), the one-shot kernel's single step
+  //                                          (TensorRT-LLM's, also fused with the residual
+  //                                          add and RMSNorm that follow)
+  //   AllGather      N−1 parts,     1 step   one-shot: every device writes its part to all
+  //                                          peers at once (N−1 parts must arrive anyway)
+  //   ReduceScatter  N−1 parts,     1 step   one-shot (its N−1 parts for the others must leave)
+  //   AllToAll       N−1 parts,     1 step   as the ring row
+  //   SendRecv       N parts = x,   1 step   as the ring row
+  GroupSteps floor_link_steps;
+  GroupSteps floor_latency_steps;
 };
 
 inline constexpr CollectiveInfo kCollectives[] = {
-    //  kind                        message           link     latency  reduces
-    {ir::OpKind::kAllReduce,     Message::kInput,  {2, 0}, {2, 0}, true},
-    {ir::OpKind::kAllGather,     Message::kOutput, {1, 0}, {1, 0}, false},
-    {ir::OpKind::kReduceScatter, Message::kInput,  {1, 0}, {1, 0}, true},
-    {ir::OpKind::kAllToAll,      Message::kOutput, {1, 0}, {0, 1}, false},
-    {ir::OpKind::kSendRecv,      Message::kInput,  {1, 1}, {0, 1}, false},
+    //  kind                        message           ring: link latency  reduces  floor: link latency
+    {ir::OpKind::kAllReduce,     Message::kInput,  {2, 0}, {2, 0}, true,  {1, 1}, {0, 1}},
+    {ir::OpKind::kAllGather,     Message::kOutput, {1, 0}, {1, 0}, false, {1, 0}, {0, 1}},
+    {ir::OpKind::kReduceScatter, Message::kInput,  {1, 0}, {1, 0}, true,  {1, 0}, {0, 1}},
+    {ir::OpKind::kAllToAll,      Message::kOutput, {1, 0}, {0, 1}, false, {1, 0}, {0, 1}},
+    {ir::OpKind::kSendRecv,      Message::kInput,  {1, 1}, {0, 1}, false, {1, 1}, {0, 1}},
 };
 
 // The row of a collective kind; nullptr for any other op.
@@ -57,6 +75,21 @@ constexpr const CollectiveInfo* FindCollective(ir::OpKind kind) {
   }
   return nullptr;
 }
+
+// The floor's algorithm never costs more than the ring: fewer or as many link parts and
+// latency steps for every group size (both are affine in N−1, so N = 2 and the slopes decide).
+constexpr bool FloorNeverAboveRing() {
+  for (const CollectiveInfo& c : kCollectives) {
+    if (c.floor_link_steps.At(2) > c.link_steps.At(2) ||
+        c.floor_link_steps.per_peer > c.link_steps.per_peer ||
+        c.floor_latency_steps.At(2) > c.latency_steps.At(2) ||
+        c.floor_latency_steps.per_peer > c.latency_steps.per_peer) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(FloorNeverAboveRing(), "a collective's floor algorithm costs more than its ring");
 
 // Every op of the collective family has its row.
 constexpr bool EveryCollectiveHasARow() {

@@ -69,10 +69,13 @@ struct Totals {
   // max(essential bytes / dram_bytes_per_s, MMA time at floor classes, vector, communication):
   // a device's collectives overlap its compute at best, so they are a fourth term, not an addend.
   double fused_floor_s = 0;
-  double floor_memory_s = 0;   // the three terms of the floor
+  double floor_memory_s = 0;   // the first three terms of the floor
   double floor_mma_s = 0;
   double floor_vector_s = 0;
-  double comm_s = 0;           // Σ collective node times (link_s): the fourth floor term
+  // The fourth: Σ over collectives of their link time at the cheapest algorithm a real engine
+  // has (CollectiveAlgorithm::kCheapest: one-shot / NVLS all-reduce), a lower bound ≤ comm_s.
+  double floor_comm_s = 0;
+  double comm_s = 0;           // Σ collective link times at the estimate's ring algorithms
   uint64_t bytes_link = 0;     // Σ link bytes this device sends
   uint64_t memory_bound_bytes = 0, compute_bound_bytes = 0;
   uint64_t nodes = 0, nodes_costed = 0;
@@ -90,13 +93,25 @@ struct Analysis {
   std::vector<std::string> notes;  // e.g. "device has no vector fp32 figure: ... memory-only"
 };
 
-// The link time of collective `node` sending `bytes_link` bytes on `device`: bytes over the
-// bandwidth of the node's scope (attribute "scope": "node" → interconnect, "network") plus
-// per-step latency × the collective's steps over its group (attribute "group_size"); 0 for a
-// group of one. A missing bandwidth is an error naming the node, the device and the field; a
-// missing latency counts as 0 and sets *no_latency.
+// Which algorithm a collective's link time assumes (the rows of cost/collectives.h).
+enum class CollectiveAlgorithm : uint8_t {
+  kRing,      // the estimate's (time_s): NCCL's ring; bytes_link is its traffic
+  kCheapest,  // the fused floor's: the cheapest a real engine has (one-shot / NVLS all-reduce)
+};
+
+// The link time of collective `node` sending `bytes_link` bytes (the ring's, from its cost
+// rule) on `device`, over a group of N (attribute "group_size") and the bandwidth B and
+// per-step latency L of the node's scope (attribute "scope": "node" → interconnect,
+// "network" → network):
+//   ring      bytes_link / B + latency_steps(N) · L
+//   cheapest  bytes_link · floor_link_steps(N) / link_steps(N) / B + floor_latency_steps(N) · L
+//             e.g. an all-reduce of x bytes: x / B + L, against the ring's
+//             2·(N−1)/N · x / B + 2·(N−1) · L
+// 0 for a group of one. A missing bandwidth is an error naming the node, the device and the
+// field; a missing latency counts as 0 and sets *no_latency.
 Result<double> CollectiveTime(const ir::Node& node, uint64_t bytes_link,
-                              const device::Device& device, bool* no_latency = nullptr);
+                              const device::Device& device, bool* no_latency = nullptr,
+                              CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing);
 
 // Times every costed node on `device`. A matrix op whose estimate class the device lacks
 // is an error naming the node, the class and the device.
