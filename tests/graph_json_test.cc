@@ -117,7 +117,7 @@ TEST(GraphJsonTest, LeadingByteOrderMarkIsIgnored) {
 }
 
 TEST(GraphJsonTest, MalformedJson) {
-  ExpectError(R"({"name": "mm",)", {"not valid JSON: truncated or malformed"});
+  ExpectError(R"({"name": "mm",)", {"not valid JSON: truncated"});
   ExpectError(R"({"tensors": [}, "nodes": []})", {"not valid JSON: truncated or malformed"});
   ExpectError("", {"empty document"});
   // A value of the wrong type is named, as in device and config files.

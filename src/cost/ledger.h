@@ -8,14 +8,11 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "cost/resolved.h"
 #include "format/mma_class.h"
 #include "ir/graph.h"
 #include "support/error.h"
@@ -89,23 +86,6 @@ struct Ledger {
   // Why node `node` is not costed; empty when it is costed.
   std::string_view Reason(size_t node) const;
 };
-
-// THE per-node costing step, which BuildLedger and the sweep's per-node evaluator both call,
-// on a node whose tensors were resolved with ResolveTensor (`ins`, `outs`: node.inputs and
-// node.outputs, resolved under `bindings`):
-//  1. resolve: a node its importer marked unresolved (attribute `unresolved_reason`) or with
-//     a tensor that did not resolve (an unbound dim, a block mismatch after binding) is not
-//     costed;
-//  2. rule: the node's cost rule (rules.cc) fills `cost`; a missing attribute or dim leaves
-//     it not costed, a broken op contract is an error;
-//  3. repeat: every count — bytes read, written, of weights, of state, FLOPs and link bytes —
-//     is multiplied by the node's repeat count (checked: an overflow is an error).
-// Returns whether the node is costed; when it is not, `reason` says why and `cost` is all zeros.
-Result<bool> CostResolvedNode(const ir::Graph& graph, const ir::Node& node,
-                              std::span<const ResolvedTensor* const> ins,
-                              std::span<const ResolvedTensor* const> outs,
-                              const expr::Bindings& bindings, NodeCost& cost, std::string& reason,
-                              std::vector<std::string>& assumptions);
 
 // Costs every node. Bad input found on the way (a --dim for a symbol the graph does not
 // have or already fixes, a negative, inexact or overflowing dim after binding, a block

@@ -26,13 +26,25 @@ namespace {
 
 // The class the fused floor charges an MMA node at: the faster (on this device) of the
 // estimate's class and the weight's own class.
-MmaClass FloorClass(const cost::NodeCost& c, const device::Device& d) {
-  const auto estimate_flops_per_s = d.Peak(c.mma_class);
-  const auto floor_flops_per_s = d.Peak(c.floor_class);
+MmaClass FloorClass(MmaClass estimate, MmaClass weight, const device::Device& d) {
+  const auto estimate_flops_per_s = d.Peak(estimate);
+  const auto floor_flops_per_s = d.Peak(weight);
   if (floor_flops_per_s && (!estimate_flops_per_s || *floor_flops_per_s > *estimate_flops_per_s)) {
-    return c.floor_class;
+    return weight;
   }
-  return c.mma_class;
+  return estimate;
+}
+
+// FloorClass for every (estimate, weight) pair of classes on one device, looked up per node.
+using FloorClasses = std::array<std::array<MmaClass, format::kNumMmaClasses>, format::kNumMmaClasses>;
+FloorClasses FloorClassTable(const device::Device& d) {
+  FloorClasses table{};
+  for (int e = 0; e < format::kNumMmaClasses; ++e) {
+    for (int w = 0; w < format::kNumMmaClasses; ++w) {
+      table[e][w] = FloorClass(static_cast<MmaClass>(e), static_cast<MmaClass>(w), d);
+    }
+  }
+  return table;
 }
 
 }  // namespace
@@ -88,6 +100,7 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
   const double dram_bytes_per_s = device.dram_bytes_per_s;
   const auto vector_flops_per_s = device.Peak(MmaClass::kFp32);
   std::array<double, format::kNumMmaClasses> floor_flops{};  // MMA FLOPs by floor class
+  const FloorClasses floor_classes = FloorClassTable(device);
   double vector_flops = 0;
   bool memory_only_vector = false;
   bool no_latency = false;
@@ -120,7 +133,9 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
                            std::string(format::MmaClassName(c.mma_class)) + ", which device '" +
                            device.name + "' has no peak for");
         }
-        floor_flops[static_cast<int>(FloorClass(c, device))] += static_cast<double>(c.flops);
+        const MmaClass floor_class = floor_classes[static_cast<int>(c.mma_class)]
+                                                  [static_cast<int>(c.floor_class)];
+        floor_flops[static_cast<int>(floor_class)] += static_cast<double>(c.flops);
       } else {
         memory_only_vector |= !peak_flops_per_s;
         vector_flops += static_cast<double>(c.flops);

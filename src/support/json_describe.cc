@@ -35,6 +35,37 @@ std::string DescribeJsonValue(element value) {
   return "a value";
 }
 
+std::string DescribeJsonValue(simdjson::ondemand::value& value) {
+  namespace od = simdjson::ondemand;
+  od::json_type type;
+  if (value.type().get(type) != simdjson::SUCCESS) return "a value";
+  switch (type) {
+    case od::json_type::array:
+      return "an array";
+    case od::json_type::object:
+      return "an object";
+    case od::json_type::null:
+      return "null";
+    case od::json_type::string:
+    case od::json_type::number:
+    case od::json_type::boolean:
+      break;
+  }
+  // The token as written (strings with their quotes), without the blanks after it.
+  std::string_view token = value.raw_json_token();
+  while (!token.empty() && (token.back() == ' ' || token.back() == '\t' || token.back() == '\n' ||
+                            token.back() == '\r')) {
+    token.remove_suffix(1);
+  }
+  if (type != od::json_type::string) return std::string(token);
+  constexpr size_t kMaxShown = 40;
+  token = token.substr(1, token.size() >= 2 ? token.size() - 2 : 0);  // between the quotes
+  std::string shown = "\"";
+  shown.append(token.substr(0, kMaxShown));
+  shown.append(token.size() > kMaxShown ? "...\"" : "\"");
+  return shown;
+}
+
 std::string DescribeJsonParseError(simdjson::error_code code) {
   switch (code) {
     case simdjson::EMPTY:
@@ -55,6 +86,12 @@ std::string DescribeJsonParseError(simdjson::error_code code) {
              "NaN and Infinity are not JSON)";
     case simdjson::UTF8_ERROR:
       return "not valid JSON: invalid UTF-8";
+    case simdjson::UNESCAPED_CHARS:
+      return "not valid JSON: a control character inside a string (write it escaped)";
+    case simdjson::TRAILING_CONTENT:
+      return "not valid JSON: text after the document";
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+      return "not valid JSON: truncated (an unclosed array or object)";
     default:
       break;
   }

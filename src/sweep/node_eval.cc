@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "cost/node_step.h"
+
 namespace opscope::sweep {
 
 NodeEvaluator::NodeEvaluator(const ir::Graph& graph, size_t node)

@@ -212,8 +212,8 @@ graw("nan_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": NaN'), "graph/nan_att
 graw("overflowing_double_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": 1e999'), "graph/overflowing_double_attr.json: not valid JSON")
 
 # Deep nesting (the parser's depth limit), in every position.
-graw("deep_root", "[" * 5000 + "]" * 5000, "graph/deep_root.json: not valid JSON")
-graw("deep_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": ' + "[" * 3000 + "]" * 3000), "graph/deep_attr.json: not valid JSON")
+graw("deep_root", "[" * 5000 + "]" * 5000, "graph/deep_root.json: not an opscope graph (expected a JSON object with 'tensors' and 'nodes'), got an array")
+graw("deep_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": ' + "[" * 3000 + "]" * 3000), "graph/deep_attr.json: node 'act': attribute 'alpha': expected integers, got an array")
 graw("deep_shape_ok_depth", BASE_TEXT.replace('"alpha": 1', '"alpha": [[[[1]]]]'), "node 'act': attribute 'alpha': expected integers")
 g("rank_too_high", tset(1, "shape", [1] * 65 + ["hidden"]), "tensor 'w': rank above 64")
 g("long_name", lambda d: (d["tensors"][0].update(name="x" * 100000, format="f33"), d["nodes"][0].update(inputs=["x" * 100000, "w"])),
