@@ -47,12 +47,15 @@ inline NodeTime TimeNode(double bytes, double flops, std::optional<double> peak_
   t.memory_s = bytes / dram_bytes_per_s;
   t.compute_s = peak_flops_per_s ? flops / *peak_flops_per_s : 0.0;
   t.link_s = link_s;
-  const double busy_s = t.compute_s > t.memory_s ? t.compute_s : t.memory_s;
-  t.time_s = link_s > busy_s ? link_s : busy_s;
-  t.bound = t.time_s == 0                  ? Bound::kNone
-            : link_s >= busy_s             ? Bound::kLink
-            : t.compute_s > t.memory_s     ? Bound::kCompute
-                                           : Bound::kMemory;
+  const bool compute_wins = t.compute_s > t.memory_s;
+  const double busy_s = compute_wins ? t.compute_s : t.memory_s;
+  t.time_s = link_s > 0 && link_s > busy_s ? link_s : busy_s;  // every term is >= 0
+  // The same order, written so that a caller with no link time drops the link test (a link
+  // time of 0 bounds nothing) and a compute-bound node (time > 0 then) needs no zero test.
+  t.bound = link_s > 0 && link_s >= busy_s ? Bound::kLink
+            : compute_wins                 ? Bound::kCompute
+            : t.time_s > 0                 ? Bound::kMemory
+                                           : Bound::kNone;
   return t;
 }
 
