@@ -7,6 +7,8 @@
 
 #include <simdjson.h>
 
+#include <cstring>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 
@@ -106,6 +108,8 @@ class Reader {
 
   std::string_view origin_;
   ir::Graph& g_;
+  // Scratch reused across tensors: a shape's dims before they move into the tensor.
+  std::vector<expr::Expr> shape_;
   using TensorIndex = NameIndex<TensorName>;
   using NodeIndex = NameIndex<NodeName>;
   TensorIndex tensor_ids_;
@@ -117,8 +121,6 @@ class Reader {
   };
   std::unordered_map<std::string, expr::Expr, ViewHash, std::equal_to<>> expr_cache_;
   const std::pair<const std::string, expr::Expr>* last_dim_ = nullptr;  // stable in the map
-  // Scratch reused across tensors, so each shape is allocated once at its final size.
-  std::vector<expr::Expr> shape_;
   // Names are looked up in batches of kNameBatch tensors or nodes: the batch's hash slots are
   // prefetched together, so their cache misses overlap (a million-node graph's name indexes
   // are tens of MB, and a lookup per name would otherwise wait on memory each time).
@@ -133,6 +135,13 @@ class Reader {
   };
   std::vector<PendingRef> pending_refs_;
 };
+
+// Whether `key` is `word`: a length test and a fixed-size compare the compiler inlines (a
+// million-node file compares a few keys per object).
+template <size_t N>
+bool Is(std::string_view key, const char (&word)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), word, N - 1) == 0;
+}
 
 // A string value as a view: into the document itself when it holds no escape (names, formats,
 // roles: the usual case), else unescaped into the parser's buffer. Both live as long as the
@@ -191,23 +200,23 @@ Result<void> Reader::ReadRoot(od::document& doc) {
       seen = true;
       return {};
     };
-    if (key == "name") {
+    if (Is(key, "name")) {
       if (auto ok = once(have_name); !ok) return ok;
       std::string_view name;
       if (auto ec = GetString(v, name)) return Fail("field 'name': expected a string", v, ec);
       g_.name = std::string(name);
-    } else if (key == "dims") {
+    } else if (Is(key, "dims")) {
       if (auto ok = once(have_dims); !ok) return ok;
       if (auto ok = ReadDims(v); !ok) return ok;
-    } else if (key == "tensors") {
+    } else if (Is(key, "tensors")) {
       if (auto ok = once(have_tensors); !ok) return ok;
       if (have_nodes) return Fail("'tensors' must come before 'nodes'");
       if (auto ok = ReadTensors(v); !ok) return ok;
-    } else if (key == "nodes") {
+    } else if (Is(key, "nodes")) {
       if (auto ok = once(have_nodes); !ok) return ok;
       if (auto ok = ReadNodes(v); !ok) return ok;
     } else {
-      const bool hf = key == "model_type" || key == "architectures";
+      const bool hf = Is(key, "model_type") || Is(key, "architectures");
       return Fail("unknown field " + Quote(key) +
                   (hf ? " (this looks like a Hugging Face config: use 'opscope llm')" : ""));
     }
@@ -337,14 +346,14 @@ Result<void> Reader::ReadTensor(od::value v, size_t index) {
     if (!field) return std::unexpected(field.error());
     const std::string_view key = field->key;
     od::value& fv = field->value;
-    if (key == "name") {
+    if (Is(key, "name")) {
       if (have_name) return Fail(where + ": duplicate field 'name'");
       have_name = true;
       std::string_view name;
       if (auto ec = GetString(fv, name)) return Fail(where + ".name: expected a string", fv, ec);
       if (name.empty()) return Fail(where + ".name: empty tensor name");
       t.name = std::string(name);
-    } else if (key == "shape") {
+    } else if (Is(key, "shape")) {
       if (have_shape) return Fail(where + ": duplicate field 'shape'");
       have_shape = true;
       od::array dims;
@@ -358,8 +367,9 @@ Result<void> Reader::ReadTensor(od::value v, size_t index) {
         if (shape_.size() == 64) return Fail(where + ": rank above 64");
         shape_.push_back(std::move(*e));
       }
-      t.shape.assign(shape_.begin(), shape_.end());  // one allocation, of the exact size
-    } else if (key == "format") {
+      // One allocation, of the exact size; the dims are moved, not copied.
+      t.shape.assign(std::make_move_iterator(shape_.begin()), std::make_move_iterator(shape_.end()));
+    } else if (Is(key, "format")) {
       if (have_format) return Fail(where + ": duplicate field 'format'");
       have_format = true;
       std::string_view name;
@@ -367,7 +377,7 @@ Result<void> Reader::ReadTensor(od::value v, size_t index) {
       auto f = format::ParseFormat(name);
       if (!f) return Fail(where + ": unknown format " + Quote(name));
       t.format = *f;
-    } else if (key == "role") {
+    } else if (Is(key, "role")) {
       if (have_role) return Fail(where + ": duplicate field 'role'");
       have_role = true;
       std::string_view name;
@@ -569,13 +579,13 @@ Result<void> Reader::ReadNode(od::value v, size_t index) {
       seen = true;
       return {};
     };
-    if (key == "name") {
+    if (Is(key, "name")) {
       if (auto ok = once(have_name); !ok) return ok;
       std::string_view name;
       if (auto ec = GetString(fv, name)) return Fail(where + ".name: expected a string", fv, ec);
       if (name.empty()) return Fail(where + ".name: empty node name");
       node.name = std::string(name);
-    } else if (key == "op") {
+    } else if (Is(key, "op")) {
       if (auto ok = once(have_op); !ok) return ok;
       std::string_view op;
       if (auto ec = GetString(fv, op)) return Fail(where + ".op: expected a string", fv, ec);
@@ -586,18 +596,18 @@ Result<void> Reader::ReadNode(od::value v, size_t index) {
         node.op = ir::OpKind::kUnknown;
         if (node.source_op.empty()) node.source_op = std::string(op);
       }
-    } else if (key == "source_op") {
+    } else if (Is(key, "source_op")) {
       if (auto ok = once(have_source); !ok) return ok;
       std::string_view s;
       if (auto ec = GetString(fv, s)) return Fail(where + ".source_op: expected a string", fv, ec);
       node.source_op = std::string(s);
-    } else if (key == "inputs") {
+    } else if (Is(key, "inputs")) {
       if (auto ok = once(have_in); !ok) return ok;
       if (auto ok = ReadTensorRefs(fv, where, "inputs", node.inputs); !ok) return ok;
-    } else if (key == "outputs") {
+    } else if (Is(key, "outputs")) {
       if (auto ok = once(have_out); !ok) return ok;
       if (auto ok = ReadTensorRefs(fv, where, "outputs", node.outputs); !ok) return ok;
-    } else if (key == "attrs") {
+    } else if (Is(key, "attrs")) {
       if (auto ok = once(have_attrs); !ok) return ok;
       if (auto ok = ReadAttrs(fv, node, where); !ok) return ok;
     } else {
