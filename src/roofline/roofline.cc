@@ -88,10 +88,6 @@ Result<double> CollectiveTime(const ir::Node& node, uint64_t bytes_link,
   return floor_bytes / *link_bytes_per_s + steps * step_latency_s.value_or(0);
 }
 
-std::optional<double> NodePeak(const device::Device& device, MmaClass mma_class) {
-  return device.Peak(mma_class == MmaClass::kNone ? MmaClass::kFp32 : mma_class);
-}
-
 Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
                           const device::Device& device) {
   Analysis a;

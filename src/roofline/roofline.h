@@ -30,7 +30,9 @@ struct NodeTime {
 
 // The peak a node's FLOPs run at on `device`: the peak of its MMA class, or the vector fp32
 // peak for a node on the vector units (kNone); nullopt when the device publishes none.
-std::optional<double> NodePeak(const device::Device& device, format::MmaClass mma_class);
+inline std::optional<double> NodePeak(const device::Device& device, format::MmaClass mma_class) {
+  return device.Peak(mma_class == format::MmaClass::kNone ? format::MmaClass::kFp32 : mma_class);
+}
 
 // THE node time (DESIGN "Roofline semantics"), which the full analysis (Estimate) and the
 // sweep's compiled plans both call, from a node's counts and its roofs on one device:
