@@ -48,7 +48,7 @@ std::optional<std::string> LaunchOverheadWarning(const ReportModel& m) {
 
 std::string_view FloorBound(const roofline::Totals& t) {
   if (t.fused_floor_s <= 0) return "none";
-  if (t.comm_s > std::max({t.floor_memory_s, t.floor_mma_s, t.floor_vector_s})) {
+  if (t.floor_comm_s > std::max({t.floor_memory_s, t.floor_mma_s, t.floor_vector_s})) {
     return "communication";
   }
   if (t.floor_memory_s >= std::max(t.floor_mma_s, t.floor_vector_s)) return "memory";
