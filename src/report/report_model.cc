@@ -39,7 +39,8 @@ std::optional<std::string> LaunchOverheadWarning(const ReportModel& m) {
   if (timed == 0) return std::nullopt;
   const double per_node_s = m.totals.time_s / static_cast<double>(timed);
   if (per_node_s >= kLaunchScaleS) return std::nullopt;
-  return HumanSeconds(m.totals.time_s) + " over " + std::to_string(timed) + " nodes (" +
+  return HumanSeconds(m.totals.time_s) + " over " + std::to_string(timed) +
+         (timed == 1 ? " node (" : " nodes (") +
          HumanSeconds(per_node_s) + " per node, under ~" + HumanSeconds(kLaunchScaleS) +
          "): launch overhead not modelled; real time is dominated by it";
 }
