@@ -308,6 +308,31 @@ TEST_F(HtmlInChromium, ReportLoadsOfflineShowsTheChartAndSortsByTime) {
   ExpectSortedBothWays(dom, "time", 300);
 }
 
+// A deployment's page (issue 12 item 5): Qwen3-235B-A22B on 8 × H200, TP=8, batch 64 shows
+// its deployment block (split, links, per device, step time, communication, throughput), the
+// dashed link roof, and a laid-out mark per collective that takes time.
+TEST_F(HtmlInChromium, DeploymentPageShowsItsBlockAndPlotsTheCollectives) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh --test)";
+  const std::string args = "llm qwen3-vl-235b-a22b-thinking --tp 8 --device h200 --batch 64";
+  const std::string html = Opscope(args + " --format html");
+  ExpectNoExternalReferences(html);
+  const std::string dom = Load(chromium, html,
+                               "__shown('deployment','#deployment tr');"
+                               "__shown('link-roofs','#roofline line.link-roof');"
+                               "__shown('collectives','#roofline circle.node[data-link]')");
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(Opscope(args + " --format json"));
+  size_t collectives = 0;
+  for (simdjson::dom::element n : doc["nodes"].get_array()) {
+    if (n["bytes_link"].get_uint64().value() > 0 && n["time_s"].get_double().value() > 0) ++collectives;
+  }
+  EXPECT_GT(collectives, 2u * 94u);  // two all-reduces per layer, at least
+  EXPECT_EQ(DomAttribute(dom, "data-probe-deployment"), "6");
+  EXPECT_EQ(DomAttribute(dom, "data-probe-link-roofs"), "1");  // one link: the interconnect
+  EXPECT_EQ(DomAttribute(dom, "data-probe-collectives"), std::to_string(collectives));
+}
+
 // What kSweepProbe found on a sweep page, against the sweep's JSON: both charts laid out with
 // a line per series (device × recipe × deployment × context) and a mark per point (the sweeps
 // tested chart every point: at most 8 contexts and 16 lines), a table row per point, and the
