@@ -66,7 +66,9 @@ TEST_F(ReportFormats, CsvGoldenClosedFormsAndJsonAgree) {
             std::string::npos)
       << csv;
   EXPECT_NE(csv.find("," + std::to_string(2 * 4 * 256 * 1024) + ","), std::string::npos);  // 2·M·K·N
-  EXPECT_NE(csv.find("\r\n"), std::string::npos);  // RFC 4180 records
+  // Records end in LF (awk, cut and grep read them); no CR anywhere.
+  EXPECT_EQ(csv.find('\r'), std::string::npos);
+  EXPECT_EQ(csv.back(), '\n');
   // Every record has the JSON node's fields, in order, with the same values.
   const std::string json = Opscope(kMlp + " --format json");
   simdjson::dom::parser parser;
@@ -75,13 +77,13 @@ TEST_F(ReportFormats, CsvGoldenClosedFormsAndJsonAgree) {
   std::string line;
   std::getline(lines, line);
   EXPECT_EQ(line, "name,op,source_op,costed,bytes_read,bytes_written,bytes_weights,bytes_state,"
-                  "bytes,bytes_link,flops,intensity,mma_class,time_s,bound\r");
+                  "bytes,bytes_link,flops,intensity,mma_class,time_s,bound");
   for (simdjson::dom::element n : doc["nodes"].get_array()) {
     ASSERT_TRUE(std::getline(lines, line));
     std::vector<std::string> f;
-    std::stringstream ls(line.substr(0, line.size() - 1));
+    std::stringstream ls(line);
     for (std::string x; std::getline(ls, x, ',');) f.push_back(x);
-    if (line.size() > 1 && line[line.size() - 2] == ',') f.emplace_back();
+    if (!line.empty() && line.back() == ',') f.emplace_back();
     ASSERT_EQ(f.size(), 15u) << line;
     EXPECT_EQ(f[0], std::string(n["name"].get_string().value()));
     EXPECT_EQ(f[4], std::to_string(n["bytes_read"].get_uint64().value()));
@@ -103,7 +105,7 @@ TEST_F(ReportFormats, CsvQuotesCommasQuotesAndNewlines) {
                 {"name": "y", "shape": [4, 8], "format": "f32"}],
     "nodes": [{"name": "a,\"b\"", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}]})";
   const std::string csv = Opscope(std::vector<std::string>{"analyze", g.string(), "--format", "csv"});
-  EXPECT_NE(csv.find("\r\n\"a,\"\"b\"\"\",Relu,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n\"a,\"\"b\"\"\",Relu,"), std::string::npos) << csv;
 }
 
 // python3 parses the SVG (an XML error fails the script) and prints: roofs, distinct roof
@@ -304,6 +306,31 @@ TEST_F(HtmlInChromium, ReportLoadsOfflineShowsTheChartAndSortsByTime) {
   EXPECT_EQ(DomAttribute(dom, "data-probe-roofs"), std::to_string(classes));
   EXPECT_EQ(DomAttribute(dom, "data-probe-marks"), std::to_string(marks));
   ExpectSortedBothWays(dom, "time", 300);
+}
+
+// A deployment's page (issue 12 item 5): Qwen3-235B-A22B on 8 × H200, TP=8, batch 64 shows
+// its deployment block (split, links, per device, step time, communication, throughput), the
+// dashed link roof, and a laid-out mark per collective that takes time.
+TEST_F(HtmlInChromium, DeploymentPageShowsItsBlockAndPlotsTheCollectives) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh --test)";
+  const std::string args = "llm qwen3-vl-235b-a22b-thinking --tp 8 --device h200 --batch 64";
+  const std::string html = Opscope(args + " --format html");
+  ExpectNoExternalReferences(html);
+  const std::string dom = Load(chromium, html,
+                               "__shown('deployment','#deployment tr');"
+                               "__shown('link-roofs','#roofline line.link-roof');"
+                               "__shown('collectives','#roofline circle.node[data-link]')");
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(Opscope(args + " --format json"));
+  size_t collectives = 0;
+  for (simdjson::dom::element n : doc["nodes"].get_array()) {
+    if (n["bytes_link"].get_uint64().value() > 0 && n["time_s"].get_double().value() > 0) ++collectives;
+  }
+  EXPECT_GT(collectives, 2u * 94u);  // two all-reduces per layer, at least
+  EXPECT_EQ(DomAttribute(dom, "data-probe-deployment"), "6");
+  EXPECT_EQ(DomAttribute(dom, "data-probe-link-roofs"), "1");  // one link: the interconnect
+  EXPECT_EQ(DomAttribute(dom, "data-probe-collectives"), std::to_string(collectives));
 }
 
 // What kSweepProbe found on a sweep page, against the sweep's JSON: both charts laid out with

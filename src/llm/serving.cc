@@ -37,8 +37,9 @@ Result<void> CheckWorkload(const Workload& w) {
   if (!(w.mem_util > 0 && w.mem_util <= 1)) {
     return MakeError("option '--mem-util': must be in (0, 1], got " + std::to_string(w.mem_util));
   }
-  if (w.phase == Phase::kPrefill) {
-    // A prefill step's token rows n = batch · prompt must be a number.
+  if (w.phase == Phase::kPrefill || w.gen_len) {
+    // A prefill's token rows n = batch · prompt must be a number (a request prefills its
+    // prompt in decode too).
     auto n = CheckedMul(static_cast<uint64_t>(w.batch), static_cast<uint64_t>(w.Prompt()));
     if (!n || *n > static_cast<uint64_t>(INT64_MAX)) {
       return MakeError(std::string("options '--batch' and '") + (w.prompt ? "--prompt" : "--context") +
@@ -234,6 +235,41 @@ void ServingFigures(const Serving& serving, const Workload& w, const StageTimes&
   PerDevice(serving, times, split, f, f.per_device);
 }
 
+// ---- Warnings -----------------------------------------------------------------------------
+
+std::vector<std::string> WorkloadWarnings(const import::hf::ModelSpec& spec, const Workload& w) {
+  std::vector<std::string> out;
+  const bool decode = w.phase == Phase::kDecode;
+  if (decode && w.prompt && !w.gen_len) {
+    out.push_back("option '--prompt': a decode step without --gen-len does not use it (the step is "
+                  "at --context " + Str(w.context) + "; --gen-len O times the request from the "
+                  "prompt)");
+  }
+  if (!spec.max_position_embeddings) return out;
+  const int64_t limit = *spec.max_position_embeddings;
+  const std::string field = "the model's max_position_embeddings (" + Str(limit) + ")";
+  // A decode step at context C attends over C + 1 positions; a prompt of P over P; a request's
+  // last decode step over P + O.
+  const bool step_past = decode && w.context >= limit;
+  if (step_past) {
+    out.push_back("option '--context': a decode step at context " + Str(w.context) +
+                  " attends over " + Str(w.context + 1) + " positions, more than " + field);
+  }
+  const bool prompt_used = !decode || w.gen_len;
+  if (w.Prompt() > limit) {
+    // A decode request's prompt defaults to the context, already warned about.
+    if (prompt_used && !(step_past && !w.prompt)) {
+      out.push_back(std::string("option '") + (w.prompt ? "--prompt" : "--context") +
+                    "': a prompt of " + Str(w.Prompt()) + " tokens is more positions than " + field);
+    }
+  } else if (w.gen_len && w.Prompt() + *w.gen_len > limit) {
+    out.push_back("option '--gen-len': the request reaches " + Str(w.Prompt() + *w.gen_len) +
+                  " positions (prompt " + Str(w.Prompt()) + " + " + Str(*w.gen_len) +
+                  " generated), more than " + field);
+  }
+  return out;
+}
+
 // ---- The full analysis ---------------------------------------------------------------------
 
 namespace {
@@ -329,6 +365,7 @@ Result<Evaluation> Evaluate(const Serving& serving, const Workload& w) {
   Evaluation e;
   e.figures = ServingFigures(serving, w, times);
   e.assumptions = Assumptions(serving, w, split, e.figures);
+  e.warnings = WorkloadWarnings(serving.build().model.spec, w);
   e.step = std::move(steps[static_cast<size_t>(e.figures.per_device.busiest_stage)]);
   return e;
 }

@@ -15,6 +15,7 @@
 // device holds × dp_attention.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,15 +41,20 @@ struct Workload {
   Phase phase = Phase::kDecode;
   int64_t batch = 1;               // sequences (a deployment's: all its devices')
   int64_t context = 4096;          // decode: cached tokens per sequence
-  std::optional<int64_t> prompt;   // prefill: prompt tokens per sequence (default: context)
+  // The request's prompt tokens per sequence (default: context): prefill: the step's; decode
+  // with gen_len: the prefill before the decode steps (the step reported stays at context).
+  std::optional<int64_t> prompt;
   std::optional<int64_t> gen_len;  // the whole request: this many decode steps after the prompt
   double mem_util = 0.9;           // fraction of device memory weights + KV + state may use
 
-  // The prompt the request prefills: prefill: --prompt (default --context); decode: the
-  // context already cached.
-  int64_t Prompt() const { return phase == Phase::kPrefill ? prompt.value_or(context) : context; }
-  // The most tokens a sequence's cache holds during the request.
-  int64_t MemoryContext() const { return Prompt() + gen_len.value_or(0); }
+  // The prompt the request prefills: --prompt, else --context.
+  int64_t Prompt() const { return prompt.value_or(context); }
+  // The most tokens a sequence's cache holds: prefill: the prompt (+ gen-len); decode: the
+  // step's context, or with gen-len the request's prompt + gen-len when that is more.
+  int64_t MemoryContext() const {
+    if (phase == Phase::kPrefill) return Prompt() + gen_len.value_or(0);
+    return gen_len ? std::max(context, Prompt() + *gen_len) : context;
+  }
 };
 
 // Every field in range, errors naming the option ("option '--batch': must be positive, got 0";
@@ -164,7 +170,15 @@ struct Evaluation {
   StepResult step;  // the busiest stage's (figures.per_device.busiest_stage; one device: its step)
   Figures figures;
   std::vector<std::string> assumptions;  // what the figures assume, beyond the ledger's
+  std::vector<std::string> warnings;     // WorkloadWarnings
 };
+
+// What the figures of `workload` cannot show, for stderr and JSON `warnings`: a step or a
+// request past the model's max_position_embeddings (positions it was not trained for; the
+// message names the field and its value), and a --prompt that a decode step without
+// --gen-len does not use.
+std::vector<std::string> WorkloadWarnings(const import::hf::ModelSpec& spec,
+                                          const Workload& workload);
 Result<Evaluation> Evaluate(const Serving& serving, const Workload& workload);
 
 // One `opscope llm` run from its options (the CLI's and the Python package's one call): opens

@@ -1,5 +1,6 @@
 // A minimal RFC 4180 CSV writer: appends to a string; fields with a comma, quote, CR or LF are
-// quoted with quotes doubled; records end in CRLF. Integers print exactly and doubles in the
+// quoted with quotes doubled; records end in LF (what awk, cut and grep expect; RFC 4180
+// readers take it too). Integers print exactly and doubles in the
 // shortest form that round-trips (as the JSON writer does); an absent value is an empty field.
 #pragma once
 
@@ -42,7 +43,7 @@ class CsvWriter {
   }
   CsvWriter& Empty() { Separator(); return *this; }
   void EndRecord() {
-    out_ += "\r\n";
+    out_ += '\n';
     first_ = true;
   }
 

@@ -18,7 +18,7 @@ struct TextStyle {
 std::string RenderText(const ReportModel& model, const TextStyle& style = {});
 // JSON schema_version 1, exactly DESIGN's field names; deterministic.
 std::string RenderJson(const ReportModel& model);
-// CSV (RFC 4180, CRLF records): a header, then one record per node in graph order with every
+// CSV (RFC 4180 quoting, LF records): a header, then one record per node in graph order with every
 // field of the JSON node object; an absent intensity is an empty field.
 std::string RenderCsv(const ReportModel& model);
 // The roofline chart, SVG 1.1, 1200×800, self-contained. `standalone` adds the XML
@@ -43,7 +43,7 @@ std::string RenderPresetsJson(std::span<const llm::PresetInfo> presets);
 
 // ---- Sweeps (`opscope sweep llm`): one record per point of a sweep::SweepResult ------------
 
-// CSV (RFC 4180, CRLF): model, device, recipe, phase, tp, ep, pp, dp_attention, devices, batch,
+// CSV (RFC 4180 quoting, LF records): model, device, recipe, phase, tp, ep, pp, dp_attention, devices, batch,
 // context, step_time_s, tokens_per_s, tpot_s, ttft_s, bound, max_batch, fits. Absent values
 // are empty fields. A deployment's figures are the deployment's (tokens/s of all its devices;
 // max_batch and fits per its busiest device's memory).

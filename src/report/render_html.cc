@@ -1,9 +1,10 @@
 // The HTML report: one self-contained file (inline CSS, SVG and JS; no network) with the
-// summary, the roofline chart, a sortable per-node table, the by-op table, what was not
-// costed and the assumptions.
+// summary, a deployment's block, the roofline chart, a sortable per-node table, the by-op
+// table, what was not costed and the assumptions.
 #include <cstdio>
 #include <string>
 
+#include "report/deployment_lines.h"
 #include "report/html_page.h"
 #include "report/render.h"
 #include "support/human_units.h"
@@ -34,18 +35,9 @@ std::string Row(const std::string& label, const std::string& value) {
   return "<tr><th>" + HtmlEscape(label) + "</th><td>" + HtmlEscape(value) + "</td></tr>\n";
 }
 
-// What bounds the step: the largest term of the fused floor.
-std::string FloorBound(const roofline::Totals& t) {
-  if (t.floor_memory_s >= t.floor_mma_s && t.floor_memory_s >= t.floor_vector_s) return "memory";
-  return t.floor_mma_s >= t.floor_vector_s ? "compute (matrix units)" : "compute (vector units)";
-}
-
 void Summary(std::string& out, const ReportModel& m) {
   const roofline::Totals& t = m.totals;
-  std::string workload;
-  for (const auto& [name, value] : m.workload) {
-    workload += (workload.empty() ? "" : ", ") + name + "=" + std::to_string(value);
-  }
+  const std::string workload = WorkloadText(m);
   out += "<table class=\"summary\">\n";
   out += Row("model", m.model);
   out += Row("device", m.device.name + (m.device.description.empty() ? "" : " (" + m.device.description + ")") +
@@ -62,15 +54,19 @@ void Summary(std::string& out, const ReportModel& m) {
     if (f.ttft_s) out += Row("time to first token", HumanSeconds(*f.ttft_s));
     if (f.tpot_s) out += Row("time per output token", HumanSeconds(*f.tpot_s));
     out += Row("recipe", "weights " + recipe.weights + ", activations " + recipe.activations +
-                             ", KV " + recipe.kv);
+                             ", KV cache " + recipe.kv + ", recurrent state " + recipe.state);
     out += Row("memory fit", "max batch " + std::to_string(f.max_batch) + "; " +
                                  (f.fits ? "fits" : "does not fit"));
   } else {
     out += Row("time (sum of op rooflines)", HumanSeconds(t.time_s));
   }
-  out += Row("bytes moved", HumanBytes(static_cast<double>(t.bytes())) + " (weights " +
-                                HumanBytes(static_cast<double>(t.bytes_weights)) + ", state " +
-                                HumanBytes(static_cast<double>(t.bytes_state)) + ")");
+  std::string parts = "weights " + HumanBytes(static_cast<double>(t.bytes_weights));
+  for (const auto& [label, part] : {std::pair<const char*, uint64_t>{"KV cache", m.state.kv_cache},
+                                    {"recurrent state", m.state.recurrent},
+                                    {"other state", m.state.other}}) {
+    if (part > 0) parts += std::string(", ") + label + " " + HumanBytes(static_cast<double>(part));
+  }
+  out += Row("bytes moved", HumanBytes(static_cast<double>(t.bytes())) + " (" + parts + ")");
   out += Row("FLOPs", HumanFlops(static_cast<double>(t.flops)));
   char intensity[48];
   std::snprintf(intensity, sizeof intensity, "%.2f FLOP/B", t.intensity());
@@ -79,10 +75,22 @@ void Summary(std::string& out, const ReportModel& m) {
   std::snprintf(headroom, sizeof headroom, "; fusion headroom %.2fx",
                 t.fused_floor_s > 0 ? t.time_s / t.fused_floor_s : 1.0);
   out += Row("fused floor", HumanSeconds(t.fused_floor_s) + headroom);
-  out += Row("bound by", FloorBound(t) + " (memory-bound traffic " +
+  out += Row("bound by", m.floor_bound + " (memory-bound traffic " +
                              Percent(static_cast<double>(t.memory_bound_bytes),
                                      static_cast<double>(t.bytes())) + ")");
   out += Row("nodes", std::to_string(t.nodes) + " (" + std::to_string(t.nodes_costed) + " costed)");
+  out += "</table>\n";
+}
+
+// A deployment: the split, links, per-device figures, communication and throughput (the text
+// report's block, line for line).
+void Deployment(std::string& out, const ReportModel& m) {
+  const std::vector<LabelledLine> lines = DeploymentLines(m);
+  if (lines.empty()) return;
+  std::string heading = DeploymentHeading(*m.deployment);
+  heading[0] = 'D';
+  out += "<h2>" + HtmlEscape(heading) + "</h2>\n<table class=\"summary\" id=\"deployment\">\n";
+  for (const LabelledLine& line : lines) out += Row(line.label, line.value);
   out += "</table>\n";
 }
 
@@ -92,8 +100,10 @@ void NodeTable(std::string& out, const ReportModel& m) {
          "<th class=\"n\" data-key=\"index\">#</th><th data-key=\"name\">name</th>"
          "<th data-key=\"op\">op</th><th class=\"n\" data-key=\"time_s\">time</th>"
          "<th class=\"n\" data-key=\"share\">share</th><th class=\"n\" data-key=\"bytes\">bytes</th>"
-         "<th class=\"n\" data-key=\"flops\">FLOPs</th>"
-         "<th class=\"n\" data-key=\"intensity\">FLOP/B</th><th data-key=\"bound\">bound</th>"
+         "<th class=\"n\" data-key=\"flops\">FLOPs</th>";
+  const bool links = m.totals.bytes_link > 0;
+  if (links) out += "<th class=\"n\" data-key=\"bytes_link\">link bytes</th>";
+  out += "<th class=\"n\" data-key=\"intensity\">FLOP/B</th><th data-key=\"bound\">bound</th>"
          "<th data-key=\"mma_class\">class</th></tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < m.nodes.size(); ++i) {
     const NodeRow& n = m.nodes[i];
@@ -107,6 +117,10 @@ void NodeTable(std::string& out, const ReportModel& m) {
                    m.totals.time_s > 0 ? n.time_s / m.totals.time_s : 0) +
            NumCell(HumanBytes(static_cast<double>(n.bytes())), static_cast<double>(n.bytes())) +
            NumCell(HumanFlops(static_cast<double>(n.flops)), static_cast<double>(n.flops)) +
+           (links ? NumCell(n.link.empty() ? "-" : HumanBytes(static_cast<double>(n.bytes_link)) +
+                                                        " (" + n.link + ")",
+                            static_cast<double>(n.bytes_link))
+                  : "") +
            NumCell(intensity, n.intensity.value_or(-1)) + Cell(n.bound) + Cell(n.mma_class) +
            "</tr>\n";
   }
@@ -115,12 +129,17 @@ void NodeTable(std::string& out, const ReportModel& m) {
 
 void ByOpTable(std::string& out, const ReportModel& m) {
   out += "<h2>By op kind</h2>\n<table class=\"sortable\" id=\"by-op\">\n<thead><tr>"
-         "<th>op</th><th class=\"n\">count</th><th class=\"n\">bytes</th>"
-         "<th class=\"n\">FLOPs</th><th class=\"n\">time</th><th class=\"n\">share</th>"
+         "<th>op</th><th class=\"n\">count</th><th class=\"n\">bytes</th>";
+  const bool links = m.totals.bytes_link > 0;
+  if (links) out += "<th class=\"n\">link bytes</th>";
+  out += "<th class=\"n\">FLOPs</th><th class=\"n\">time</th><th class=\"n\">share</th>"
          "</tr></thead>\n<tbody>\n";
   for (const ByOpRow& r : m.by_op) {
     out += "<tr>" + Cell(r.op) + NumCell(std::to_string(r.count), static_cast<double>(r.count)) +
            NumCell(HumanBytes(static_cast<double>(r.bytes)), static_cast<double>(r.bytes)) +
+           (links ? NumCell(r.bytes_link > 0 ? HumanBytes(static_cast<double>(r.bytes_link)) : "-",
+                            static_cast<double>(r.bytes_link))
+                  : "") +
            NumCell(HumanFlops(static_cast<double>(r.flops)), static_cast<double>(r.flops)) +
            NumCell(HumanSeconds(r.time_s), r.time_s) +
            NumCell(Percent(r.time_s, m.totals.time_s),
@@ -166,6 +185,7 @@ std::string RenderHtml(const ReportModel& m) {
     out += "<p class=\"warning\" style=\"color:#b00000\"><strong>" + HtmlEscape(w) + "</strong></p>\n";
   }
   Summary(out, m);
+  Deployment(out, m);
   out += "<h2>Roofline</h2>\n<div class=\"chart\" id=\"roofline\">\n";
   out += RenderSvg(m, /*standalone=*/false);
   out += "</div>\n";

@@ -30,7 +30,9 @@ void WriteDeviceJson(JsonWriter& w, const device::Device& d) {
 
 namespace {
 
-void WriteTotals(JsonWriter& w, const roofline::Totals& t) {
+// DESIGN's fields, then (additive) the state split, the link traffic and what bounds the step.
+void WriteTotals(JsonWriter& w, const ReportModel& m) {
+  const roofline::Totals& t = m.totals;
   w.BeginObject();
   w.Key("bytes_read").Value(t.bytes_read);
   w.Key("bytes_written").Value(t.bytes_written);
@@ -45,6 +47,12 @@ void WriteTotals(JsonWriter& w, const roofline::Totals& t) {
   w.Key("fused_floor_s").Value(t.fused_floor_s);
   w.Key("nodes").Value(t.nodes);
   w.Key("nodes_costed").Value(t.nodes_costed);
+  w.Key("bytes_kv_cache").Value(m.state.kv_cache);
+  w.Key("bytes_recurrent_state").Value(m.state.recurrent);
+  if (m.state.other > 0) w.Key("bytes_other_state").Value(m.state.other);
+  w.Key("bytes_link").Value(t.bytes_link);
+  w.Key("comm_s").Value(t.comm_s);
+  w.Key("floor_bound").Value(m.floor_bound);
   w.EndObject();
 }
 
@@ -125,7 +133,7 @@ std::string RenderJson(const ReportModel& m) {
   for (const auto& [name, value] : m.workload) w.Key(name).Value(value);
   w.EndObject();
   w.Key("totals");
-  WriteTotals(w, m.totals);
+  WriteTotals(w, m);
   w.Key("nodes").BeginArray();
   for (const NodeRow& n : m.nodes) WriteNode(w, n);
   w.EndArray();
@@ -135,6 +143,7 @@ std::string RenderJson(const ReportModel& m) {
     w.Key("op").Value(b.op);
     w.Key("count").Value(b.count);
     w.Key("bytes").Value(b.bytes);
+    w.Key("bytes_link").Value(b.bytes_link);
     w.Key("flops").Value(b.flops);
     w.Key("time_s").Value(b.time_s);
     w.EndObject();

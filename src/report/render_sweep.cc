@@ -99,7 +99,7 @@ void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<s
     *p++ = ',';
     number(row.max_batch);
     *p++ = ',';
-    word(row.fits ? "true\r\n" : "false\r\n");
+    word(row.fits ? "true\n" : "false\n");
     out.append(buf, p);
   }
 #pragma GCC diagnostic pop
@@ -272,14 +272,6 @@ std::vector<Series> BuildSeries(const SweepResult& rep, const std::vector<int64_
   return out;
 }
 
-std::string RateLabel(double v) {
-  char buf[32];
-  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%gM", v / 1e6);
-  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%gk", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
 // A polyline through the points, with a circle per point (hollow where it does not fit).
 void DrawSeries(Svg& svg, const std::vector<std::pair<double, double>>& xy,
                 const std::vector<const SweepRow*>& rows, std::string_view colour,
@@ -357,7 +349,7 @@ std::string RenderSweepSvg(const SweepResult& rep, bool standalone) {
   for (double b : ticks) DrawXGridTick(svg, bx.Map(b), kBottom, kTop, PlainNumberLabel(b));
   svg.Line(110, kBottom, 560, kBottom, "stroke=\"#333333\" stroke-width=\"1\"");
   svg.Text(335, kBottom + 40, "batch (sequences)", "text-anchor=\"middle\" font-size=\"14\"");
-  DrawLinearYAxis(svg, ty, 110, 560, RateLabel, "tokens/s (all sequences)");
+  DrawLinearYAxis(svg, ty, 110, 560, PlainNumberLabel, "tokens/s (all sequences)");
 
   // Right: tokens/s per sequence vs total tokens/s.
   const LinearAxis tx{0, max_tps * 1.05, 720, 1160};
@@ -369,12 +361,12 @@ std::string RenderSweepSvg(const SweepResult& rep, bool standalone) {
     for (int i = 0; i <= 20; ++i) {
       const double v = i * step;
       if (v > tx.hi) break;
-      DrawXGridTick(svg, tx.Map(v), kBottom, kTop, RateLabel(v));
+      DrawXGridTick(svg, tx.Map(v), kBottom, kTop, PlainNumberLabel(v));
     }
     svg.Line(720, kBottom, 1160, kBottom, "stroke=\"#333333\" stroke-width=\"1\"");
     svg.Text(940, kBottom + 40, "tokens/s (all sequences)", "text-anchor=\"middle\" font-size=\"14\"");
   }
-  DrawLinearYAxis(svg, py, 720, 1160, RateLabel, "tokens/s per sequence");
+  DrawLinearYAxis(svg, py, 720, 1160, PlainNumberLabel, "tokens/s per sequence");
 
   svg.Raw("<g class=\"series-throughput\">\n");
   for (size_t i = 0; i < series.size(); ++i) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct NodeRow {
   bool costed = false;
   uint64_t bytes_read = 0, bytes_written = 0, bytes_weights = 0, bytes_state = 0, flops = 0;
   uint64_t bytes_link = 0;  // collectives: what the device sends over its link (not in bytes())
+  std::string link;         // collectives: "interconnect" | "network" (their `scope`); "" else
   std::optional<double> intensity;  // absent when the node moves no bytes
   std::string mma_class;            // "bf16", ..., "none" for vector ops
   double time_s = 0;
@@ -38,6 +40,7 @@ struct NodeRow {
 struct ByOpRow {
   std::string op;
   uint64_t count = 0, bytes = 0, flops = 0;
+  uint64_t bytes_link = 0;  // collectives: link bytes sent (not in bytes)
   double time_s = 0;
 };
 
@@ -51,12 +54,27 @@ struct LlmSection {
   llm::RecipeLabels recipe;
 };
 
+// What state traffic is: the KV cache (attention and indexer caches, one entry per cached
+// token), recurrent state (recurrences, causal-conv and RNN state, fixed per sequence), and
+// state any other op reads or writes. Their sum is totals.bytes_state.
+struct StateBytes {
+  uint64_t kv_cache = 0, recurrent = 0, other = 0;
+};
+
 struct ReportModel {
   int schema_version = 1;
   std::string model;
   device::Device device;
   std::vector<std::pair<std::string, int64_t>> workload;  // bound symbols, in binding order
+  // A prefill step's prompt tokens per sequence: shown in place of its ctx=0 (the cache the
+  // step starts from is empty; the prompt is what it processes).
+  std::optional<int64_t> prompt;
   roofline::Totals totals;
+  StateBytes state;
+  // What bounds the step: the largest term of the fused floor — "memory", "tensor compute",
+  // "vector compute" or "communication" ("none" for an empty step). The one answer the
+  // text, JSON (totals.floor_bound) and HTML give.
+  std::string floor_bound;
   std::vector<roofline::Ridge> ridges;
   std::vector<NodeRow> nodes;       // graph order
   std::vector<ByOpRow> by_op;       // descending bytes, ties by op name
@@ -74,6 +92,13 @@ struct ReportModel {
   std::optional<llm::Deployment> deployment;  // several devices: the split (the parallel block)
   int top_n = 10;  // rows in the text report's top lists
 };
+
+// "n=2048, seqs=4, prompt=512": the bound symbols as the text, HTML and chart titles print
+// them (a prefill's prompt in place of ctx=0).
+std::string WorkloadText(const ReportModel& model);
+
+// The largest term of the fused floor (see ReportModel::floor_bound).
+std::string_view FloorBound(const roofline::Totals& totals);
 
 ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
                         const roofline::Analysis& analysis, const device::Device& device,

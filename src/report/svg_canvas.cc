@@ -182,31 +182,40 @@ std::string_view PaletteColour(size_t i) {
   return kColours[i % kColours.size()];
 }
 
-std::string PlainNumberLabel(double v) {
-  char buf[32];
-  if (v >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%gM", v / 1e6);
-  } else if (v >= 1e3) {
-    std::snprintf(buf, sizeof buf, "%gk", v / 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%g", v);
+std::string PlainNumber(double v, int significant) {
+  static constexpr std::array<const char*, 7> kSuffixes = {"", "k", "M", "G", "T", "P", "E"};
+  if (!std::isfinite(v)) return "n/a";
+  if (v == 0) return "0";
+  double a = std::fabs(v);
+  size_t suffix = 0;
+  while (a >= 1000 && suffix + 1 < kSuffixes.size()) {
+    a /= 1000;
+    ++suffix;
   }
-  return buf;
+  // Decimals that keep `significant` digits: 2.89 -> 2, 0.000123 -> 6 (capped: a number
+  // below 1e-20 prints as 0).
+  const int magnitude = static_cast<int>(std::floor(std::log10(a)));
+  const int decimals = std::clamp(significant - 1 - magnitude, 0, 20);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, a);
+  std::string s = buf;
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  if (s == "0") return "0";
+  return (v < 0 ? "-" : "") + s + kSuffixes[suffix];
 }
+
+std::string PlainNumberLabel(double v) { return PlainNumber(v, 6); }
 
 std::string FlopRateLabel(double v) {
   static constexpr std::array<std::pair<double, const char*>, 5> kUnits = {
       {{1e15, "PFLOP/s"}, {1e12, "TFLOP/s"}, {1e9, "GFLOP/s"}, {1e6, "MFLOP/s"}, {1e3, "kFLOP/s"}}};
   for (const auto& [scale, unit] : kUnits) {
-    if (v >= scale) {
-      char buf[48];
-      std::snprintf(buf, sizeof buf, "%g %s", v / scale, unit);
-      return buf;
-    }
+    if (v >= scale) return PlainNumber(v / scale, 6) + " " + unit;
   }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%g FLOP/s", v);
-  return buf;
+  return PlainNumber(v, 6) + " FLOP/s";
 }
 
 }  // namespace opscope::report

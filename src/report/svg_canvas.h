@@ -63,7 +63,12 @@ std::string_view PaletteColour(size_t i);
 inline constexpr size_t kPaletteSize = 10;
 inline constexpr std::string_view kOtherColour = "#9a9a9a";
 
-// Tick labels: "0.01", "1", "100", "10k"; and rates: "1 TFLOP/s", "100 GFLOP/s".
+// A number for people, never in exponent notation: at most `significant` significant digits,
+// trailing zeros dropped, thousands as k, M, G, T, P, E: "0.000123", "2.89k", "1.5M", "0".
+std::string PlainNumber(double v, int significant = 3);
+
+// Tick labels (up to six significant digits, as printf's %g, but never an exponent): "0.01",
+// "1", "100", "10k", "12.5k"; and rates: "1 TFLOP/s", "100 GFLOP/s".
 std::string PlainNumberLabel(double v);
 std::string FlopRateLabel(double v);
 

@@ -81,7 +81,7 @@ inline constexpr std::string_view kQuietFields[] = {
     "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps", "norm_epsilon",
     "mixer_rms_eps", "rope_theta", "rope_scaling", "rope_parameters", "rope_type",
     "rope_interleave", "rotary_emb_base", "partial_rotary_factor", "position_embedding_type",
-    "max_position_embeddings", "initial_context_length", "max_seq_len", "seq_length",
+    "initial_context_length", "max_seq_len", "seq_length",
     "original_max_position_embeddings", "initializer_range", "initializer_factor",
     "attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar",
     "logit_scale", "logits_scaling", "embedding_multiplier", "residual_multiplier",

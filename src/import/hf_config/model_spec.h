@@ -175,6 +175,9 @@ struct ModelSpec {
   // looked up per token, projected and gated into every layer.
   int64_t per_layer_width = 0, per_layer_vocab = 0;
   std::vector<LayerSpec> layers;
+  // The config's max_position_embeddings: the positions the model was trained for (nothing is
+  // sized by it; a workload past it is warned about). Absent when the config does not say.
+  std::optional<int64_t> max_position_embeddings;
   std::vector<std::string> assumptions;  // defaults taken, reported with the analysis
 
   int64_t num_layers() const { return static_cast<int64_t>(layers.size()); }

@@ -14,6 +14,7 @@
 #include "import/hf_config/config_json.h"
 #include "import/hf_config/config_reader.h"
 #include "import/hf_config/model_spec.h"
+#include "support/spelling.h"
 
 namespace opscope::import::hf {
 namespace {
@@ -306,26 +307,49 @@ std::string SupportedList() {
   return list;
 }
 
-// The family that reads this config: its model_type's, or --model-type's.
+// The row of a model_type as people type it: exactly, else in any case ("Llama", "QWEN3_MOE"),
+// else with '-', '_' and '.' folded ("qwen3-moe") when that names one row only.
+const Family* FindFamilyAsTyped(std::string_view typed) {
+  if (const Family* f = FindFamily(typed)) return f;
+  const Family* folded = nullptr;
+  int folded_rows = 0;
+  for (const Family& f : kFamilies) {
+    if (Lower(f.model_type) == Lower(typed)) return &f;
+    if (FoldName(f.model_type) == FoldName(typed)) {
+      folded = &f;
+      ++folded_rows;
+    }
+  }
+  return folded_rows == 1 ? folded : nullptr;
+}
+
+// The family that reads this config: its model_type's, or --model-type's. A name matched in
+// another spelling says which row it read as.
 Result<const Family*> PickFamily(const std::string& origin, const std::string& model_type,
                                  const ParseOptions& options, ModelSpec& spec) {
   if (options.model_type) {
-    const Family* f = FindFamily(*options.model_type);
+    const Family* f = FindFamilyAsTyped(*options.model_type);
     if (f == nullptr) {
       return MakeError("option '--model-type': \"" + *options.model_type +
-                       "\" is not a model_type opscope reads (supported: " + SupportedList() + ")");
+                       "\" is not a model_type opscope reads" +
+                       DidYouMean(*options.model_type, kSupportedModelTypes) +
+                       " (supported: " + SupportedList() + ")");
     }
-    if (*options.model_type != model_type) {
+    if (f->model_type != model_type) {
       spec.assumptions.push_back("model_type '" + model_type + "' read as '" +
-                                 *options.model_type + "' (--model-type)");
+                                 std::string(f->model_type) + "' (--model-type)");
     }
     return f;
   }
-  const Family* f = FindFamily(model_type);
+  const Family* f = FindFamilyAsTyped(model_type);
   if (f == nullptr) {
-    return MakeError(origin + ": field 'model_type': \"" + model_type +
-                     "\" is not supported (supported: " + SupportedList() +
-                     "; a llama-shaped custom type reads with --model-type llama)");
+    return MakeError(origin + ": field 'model_type': \"" + model_type + "\" is not supported" +
+                     DidYouMean(model_type, kSupportedModelTypes) + " (supported: " +
+                     SupportedList() + "; a llama-shaped custom type reads with --model-type llama)");
+  }
+  if (f->model_type != model_type) {
+    spec.assumptions.push_back("model_type '" + model_type + "' read as '" +
+                               std::string(f->model_type) + "'");
   }
   return f;
 }
@@ -337,6 +361,23 @@ Result<void> ReadStateDtype(const ConfigObject& text, ModelSpec& spec) {
   if (ssm && !spec.ssm_state_dtype) {
     OPSCOPE_TRY(f, ParseDtype(text, "mamba_ssm_dtype", *ssm));
     spec.ssm_state_dtype = f;
+  }
+  return {};
+}
+
+// max_position_embeddings: the positions the model was trained for (a workload past them is
+// warned about). Read as a number: nothing is sized by it, so no integer bound applies. A
+// wrapper's copy at the top level is the same field.
+Result<void> ReadMaxPositions(const ConfigObject& text, const ConfigObject& root, bool nested,
+                              ModelSpec& spec) {
+  constexpr std::string_view kField = "max_position_embeddings";
+  OPSCOPE_TRY(positions, text.Number(kField));
+  if (nested) {
+    OPSCOPE_TRY(outer, root.Number(kField));
+    if (!positions) positions = outer;
+  }
+  if (positions && *positions >= 1 && *positions < 9.2e18) {
+    spec.max_position_embeddings = static_cast<int64_t>(*positions);
   }
   return {};
 }
@@ -355,6 +396,7 @@ Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& o
   if (!type) return MakeError(origin + ": missing field 'model_type'");
   spec.model_type = *type;
   OPSCOPE_TRY(family, PickFamily(origin, *type, options, spec));
+  if (!options.model_type) spec.model_type = family->model_type;  // "Llama" reads as "llama"
 
   // Multimodal wrappers keep the language model under text_config (or llm_config, ...).
   ConfigObject text = root;
@@ -389,6 +431,7 @@ Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& o
   OPSCOPE_CHECK(ReadQuantization(root, spec));
   OPSCOPE_CHECK(Dispatch(r, root));
   OPSCOPE_CHECK(ReadStateDtype(text, spec));
+  OPSCOPE_CHECK(ReadMaxPositions(text, root, in_nested, spec));
   if (spec.layers.empty()) return MakeError(origin + ": the model has no layers");
 
   // Nothing the reader did not look up passes silently (config_fields.h).
