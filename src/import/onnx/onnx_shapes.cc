@@ -581,6 +581,14 @@ Outs ReduceRule(const NodeView& v, bool arg) {
   return One(std::move(o));
 }
 
+// The same elements laid out with new dims (Reshape, Flatten, Squeeze, Unsqueeze): the dtype
+// and any known values carry over.
+Outs Relaid(const Info& x, std::vector<Dim> dims) {
+  Info o = Ranked(std::move(dims), x.dtype);
+  o.value = x.value;
+  return One(std::move(o));
+}
+
 Outs ReshapeRule(const NodeView& v) {
   auto x = Ranked(v, 0);
   if (!x) return std::unexpected(x.error());
@@ -625,9 +633,7 @@ Outs ReshapeRule(const NodeView& v) {
     return Fail("cannot reshape " + std::to_string(*ConstantOf(in_n)) + " elements to " +
                 std::to_string(*ConstantOf(out_n)));
   }
-  Info o = Ranked(std::move(target), (*x)->dtype);
-  o.value = (*x)->value;
-  return One(std::move(o));
+  return Relaid(**x, std::move(target));
 }
 
 Outs FlattenRule(const NodeView& v) {
@@ -638,9 +644,7 @@ Outs FlattenRule(const NodeView& v) {
   if (axis < 0) axis += static_cast<int64_t>(xd.size());
   if (axis < 0 || axis > static_cast<int64_t>(xd.size())) return Fail("axis out of range");
   const auto a = static_cast<size_t>(axis);
-  Info o = Ranked({fold::Product(xd, 0, a), fold::Product(xd, a, xd.size())}, (*x)->dtype);
-  o.value = (*x)->value;
-  return One(std::move(o));
+  return Relaid(**x, {fold::Product(xd, 0, a), fold::Product(xd, a, xd.size())});
 }
 
 Outs SqueezeRule(const NodeView& v) {
@@ -669,9 +673,7 @@ Outs SqueezeRule(const NodeView& v) {
   for (size_t i = 0; i < xd.size(); ++i) {
     if (!drop[i]) out.push_back(xd[i]);
   }
-  Info o = Ranked(std::move(out), (*x)->dtype);
-  o.value = (*x)->value;
-  return One(std::move(o));
+  return Relaid(**x, std::move(out));
 }
 
 Outs UnsqueezeRule(const NodeView& v) {
@@ -690,9 +692,7 @@ Outs UnsqueezeRule(const NodeView& v) {
   std::vector<Dim> out;
   size_t j = 0;
   for (size_t i = 0; i < rank; ++i) out.push_back(inserted[i] ? C(1) : (*x)->dims[j++]);
-  Info o = Ranked(std::move(out), (*x)->dtype);
-  o.value = (*x)->value;
-  return One(std::move(o));
+  return Relaid(**x, std::move(out));
 }
 
 Outs TransposeRule(const NodeView& v) {
