@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "support/file_io.h"
+#include "support/split.h"
 #include "support/utf8.h"
 
 namespace opscope::predict {
@@ -70,19 +71,9 @@ const KernelLayout* LayoutByName(std::string_view name) {
 }
 
 std::vector<std::string_view> SplitCsv(std::string_view line) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = line.find(',', start);
-    std::string_view field = line.substr(start, comma == std::string_view::npos ? line.npos
-                                                                                 : comma - start);
-    while (!field.empty() && (field.front() == ' ' || field.front() == '\t')) field.remove_prefix(1);
-    while (!field.empty() && (field.back() == ' ' || field.back() == '\t')) field.remove_suffix(1);
-    out.push_back(field);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
+  std::vector<std::string_view> fields = SplitFields(line, ',');
+  for (std::string_view& field : fields) field = TrimBlanks(field);
+  return fields;
 }
 
 std::optional<double> ParseDouble(std::string_view s) {

@@ -5,6 +5,8 @@
 #include <optional>
 #include <unordered_set>
 
+#include "support/split.h"
+
 namespace opscope::sweep {
 namespace {
 
@@ -15,18 +17,6 @@ std::optional<int64_t> ParsePositive(std::string_view s) {
     return std::nullopt;
   }
   return v;
-}
-
-std::vector<std::string_view> SplitCommas(std::string_view text) {
-  std::vector<std::string_view> items;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    items.push_back(text.substr(start, comma == std::string_view::npos ? text.npos : comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return items;
 }
 
 }  // namespace
@@ -48,7 +38,7 @@ Result<std::vector<int64_t>> ParseIntList(std::string_view option, std::string_v
     values.push_back(v);
     return {};
   };
-  for (std::string_view item : SplitCommas(text)) {
+  for (std::string_view item : SplitFields(text, ',')) {
     const size_t dots = item.find("..");
     if (dots == std::string_view::npos) {
       const auto v = ParsePositive(item);
@@ -78,7 +68,7 @@ Result<std::vector<int64_t>> ParseIntList(std::string_view option, std::string_v
 
 Result<std::vector<std::string>> ParseNameList(std::string_view option, std::string_view text) {
   std::vector<std::string> out;
-  for (std::string_view item : SplitCommas(text)) {
+  for (std::string_view item : SplitFields(text, ',')) {
     if (item.empty()) {
       return MakeError("option '" + std::string(option) + "': empty item in '" +
                        std::string(text) + "'");

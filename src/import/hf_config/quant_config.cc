@@ -366,17 +366,30 @@ Result<void> ReadBitsAndBytes(const ConfigObject& qc, CheckpointQuant& out,
 
 // ----- compressed-tensors (llm-compressor) -----
 
+// The quantization arguments weights and input activations share, with compressed-tensors'
+// defaults (8-bit int, per tensor, no groups).
+struct CtArgs {
+  int64_t bits;
+  std::string type;
+  std::string strategy;
+  int64_t group_size;
+};
+
+Result<CtArgs> ReadCtArgs(const ConfigObject& o) {
+  OPSCOPE_TRY(bits, o.Int("num_bits"));
+  OPSCOPE_TRY(type, o.String("type"));
+  OPSCOPE_TRY(strategy, o.String("strategy"));
+  OPSCOPE_TRY(group, o.Int("group_size"));
+  return CtArgs{bits.value_or(8), type.value_or("int"), strategy.value_or("tensor"),
+                group.value_or(0)};
+}
+
 // A group's weights arguments -> the stored format; `why` says what is not modelled.
 Result<std::optional<Format>> CtWeights(const ConfigObject& w, std::string& why) {
-  OPSCOPE_TRY(bits, w.Int("num_bits"));
-  OPSCOPE_TRY(type, w.String("type"));
-  OPSCOPE_TRY(strategy, w.String("strategy"));
-  OPSCOPE_TRY(group, w.Int("group_size"));
+  OPSCOPE_TRY(args, ReadCtArgs(w));
   OPSCOPE_TRY(block, w.IntList("block_structure"));
   OPSCOPE_TRY(symmetric, w.Bool("symmetric"));
-  const int64_t b = bits.value_or(8);
-  const std::string t = type.value_or("int"), st = strategy.value_or("tensor");
-  const int64_t g = group.value_or(0);
+  const auto& [b, t, st, g] = args;
   std::optional<Format> f;
   if (t == "float" && b == 8) {
     if (st == "tensor") f = Format::kFp8E4m3;
@@ -400,13 +413,8 @@ Result<std::optional<Format>> CtWeights(const ConfigObject& w, std::string& why)
 
 // A group's input_activations arguments -> the matrix-input format.
 Result<std::optional<Format>> CtActivations(const ConfigObject& a, std::string& why) {
-  OPSCOPE_TRY(bits, a.Int("num_bits"));
-  OPSCOPE_TRY(type, a.String("type"));
-  OPSCOPE_TRY(strategy, a.String("strategy"));
-  OPSCOPE_TRY(group, a.Int("group_size"));
-  const int64_t b = bits.value_or(8);
-  const std::string t = type.value_or("int"), st = strategy.value_or("tensor");
-  const int64_t g = group.value_or(0);
+  OPSCOPE_TRY(args, ReadCtArgs(a));
+  const auto& [b, t, st, g] = args;
   std::optional<Format> f;
   if (t == "float" && b == 8) {
     if (st == "tensor") f = Format::kFp8E4m3;

@@ -336,31 +336,31 @@ Format WeightFormats::Gguf(const WeightSite& site) const {
   return t;
 }
 
-// The checkpoint's format for a weight: Linear modules by their module names, the rest in
-// the model dtype (e_score_correction_bias in f32).
-Format WeightFormats::FromCheckpoint(const WeightSite& site, std::string_view tensor_name) const {
-  const CheckpointQuant& q = *recipe_.checkpoint;
-  bool in_scope = false;
-  switch (site.role) {
+namespace {
+
+// How a weight's role takes part in quantization: the one grouping of WeightRole that both the
+// checkpoint's rules and --weights apply.
+enum class QuantClass : uint8_t {
+  kModelDtype,   // embeddings, convolutions, norms, vectors: always the model dtype
+  kF32,          // e_score_correction_bias
+  kLmHead,       // quantized only by formats that take every Linear module
+  kRouter,       // routers and shared-expert gates: only where a rule names them
+  kExperts,      // routed experts
+  kLayerMatrix,  // the layers' projections
+};
+
+QuantClass ClassOf(WeightRole role) {
+  switch (role) {
     case WeightRole::kEmbedding:
     case WeightRole::kConv:
     case WeightRole::kNorm:
-    case WeightRole::kVector:
-      return recipe_.dtype;
-    case WeightRole::kScoreBias:
-      return Format::kF32;
-    case WeightRole::kLmHead:
-      in_scope = q.scope == CheckpointQuant::Scope::kAllLinear;
-      break;
-    case WeightRole::kRouter:
-      // Routers and shared-expert gates: only where a rule names them (engines build them
-      // unquantized: vLLM's gate layers take no quant_config).
-      break;
+    case WeightRole::kVector: return QuantClass::kModelDtype;
+    case WeightRole::kScoreBias: return QuantClass::kF32;
+    case WeightRole::kLmHead: return QuantClass::kLmHead;
+    case WeightRole::kRouter: return QuantClass::kRouter;
     case WeightRole::kExpertGate:
     case WeightRole::kExpertUp:
-    case WeightRole::kExpertDown:
-      in_scope = q.scope != CheckpointQuant::Scope::kNone;
-      break;
+    case WeightRole::kExpertDown: return QuantClass::kExperts;
     case WeightRole::kAttnQ:
     case WeightRole::kAttnK:
     case WeightRole::kAttnV:
@@ -370,7 +370,27 @@ Format WeightFormats::FromCheckpoint(const WeightSite& site, std::string_view te
     case WeightRole::kFfnGate:
     case WeightRole::kFfnUp:
     case WeightRole::kFfnDown:
-    case WeightRole::kOtherMatrix:
+    case WeightRole::kOtherMatrix: return QuantClass::kLayerMatrix;
+  }
+  return QuantClass::kModelDtype;
+}
+
+}  // namespace
+
+// The checkpoint's format for a weight: Linear modules by their module names, the rest in
+// the model dtype (e_score_correction_bias in f32).
+Format WeightFormats::FromCheckpoint(const WeightSite& site, std::string_view tensor_name) const {
+  const CheckpointQuant& q = *recipe_.checkpoint;
+  bool in_scope = false;
+  switch (ClassOf(site.role)) {
+    case QuantClass::kModelDtype: return recipe_.dtype;
+    case QuantClass::kF32: return Format::kF32;
+    case QuantClass::kLmHead: in_scope = q.scope == CheckpointQuant::Scope::kAllLinear; break;
+    // Routers and shared-expert gates: only where a rule names them (engines build them
+    // unquantized: vLLM's gate layers take no quant_config).
+    case QuantClass::kRouter: break;
+    case QuantClass::kExperts: in_scope = q.scope != CheckpointQuant::Scope::kNone; break;
+    case QuantClass::kLayerMatrix:
       in_scope = q.scope == CheckpointQuant::Scope::kLinear ||
                  q.scope == CheckpointQuant::Scope::kAllLinear;
       break;
@@ -380,33 +400,19 @@ Format WeightFormats::FromCheckpoint(const WeightSite& site, std::string_view te
   return s ? s->weights : recipe_.dtype;
 }
 
+// A format chosen on the command line (--weights) or a GGUF file's: the layers' projections
+// (and the routed experts unless the scope excludes them) in the matrix format.
 Format WeightFormats::Assigned(const WeightSite& site, std::string_view tensor_name) const {
   if (recipe_.gguf) return Gguf(site);
   if (recipe_.checkpoint) return FromCheckpoint(site, tensor_name);
-  switch (site.role) {
-    case WeightRole::kEmbedding:
-    case WeightRole::kLmHead:
-    case WeightRole::kRouter:
-    case WeightRole::kConv:
-    case WeightRole::kNorm:
-    case WeightRole::kVector:
-      return recipe_.dtype;
-    case WeightRole::kScoreBias:
-      return Format::kF32;
-    case WeightRole::kExpertGate:
-    case WeightRole::kExpertUp:
-    case WeightRole::kExpertDown:
+  switch (ClassOf(site.role)) {
+    case QuantClass::kModelDtype:
+    case QuantClass::kLmHead:
+    case QuantClass::kRouter: return recipe_.dtype;
+    case QuantClass::kF32: return Format::kF32;
+    case QuantClass::kExperts:
       return recipe_.scope != CheckpointQuant::Scope::kNone ? recipe_.matrix : recipe_.dtype;
-    case WeightRole::kAttnQ:
-    case WeightRole::kAttnK:
-    case WeightRole::kAttnV:
-    case WeightRole::kAttnQkv:
-    case WeightRole::kAttnKvB:
-    case WeightRole::kAttnOut:
-    case WeightRole::kFfnGate:
-    case WeightRole::kFfnUp:
-    case WeightRole::kFfnDown:
-    case WeightRole::kOtherMatrix:
+    case QuantClass::kLayerMatrix:
       return recipe_.scope == CheckpointQuant::Scope::kLinear ? recipe_.matrix : recipe_.dtype;
   }
   return recipe_.dtype;

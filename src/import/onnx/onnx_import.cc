@@ -158,6 +158,15 @@ class Importer {
                         const TypeMap& types, const Ctx& ctx);
   Result<void> ImportLoop(const onnx::NodeProto& n, const std::string& name, Scope& scope,
                           const TypeMap& types, const Ctx& ctx, bool scan);
+  // The type a graph declares for a tensor (value_info or a graph output), as an Info; nothing
+  // when it declares none or the declaration does not read.
+  std::optional<Info> DeclaredInfo(const TypeMap& types, const std::string& tensor) {
+    auto it = types.find(tensor);
+    if (it == types.end()) return std::nullopt;
+    auto t = InfoFromType(*it->second, tensor, false);
+    if (!t) return std::nullopt;
+    return std::move(*t);
+  }
 
   // Emits one node whose outputs are new tensors named after `outputs` (ONNX names).
   ir::NodeId Emit(const std::string& name, ir::OpKind kind, const std::string& source_op,
@@ -1160,13 +1169,7 @@ Result<void> Importer::ImportIf(const onnx::NodeProto& n, const std::string& nam
   if (ci.value && ci.value->size() == 1 && (*ci.value)[0] && (*ci.value)[0]->IsConstant()) {
     taken = (*ci.value)[0]->constant() != 0;
   }
-  auto theirs = [&](int i) -> std::optional<Info> {
-    auto it = types.find(n.output(i));
-    if (it == types.end()) return std::nullopt;
-    auto t = InfoFromType(*it->second, n.output(i), false);
-    if (!t) return std::nullopt;
-    return *t;
-  };
+  auto theirs = [&](int i) { return DeclaredInfo(types, n.output(i)); };
   if (taken) {
     const onnx::GraphProto& b = *taken ? *then_g : *else_g;
     if (b.output_size() != n.output_size()) return Bad(label + ": branch and node outputs differ in count");
@@ -1345,13 +1348,7 @@ Result<void> Importer::ImportLoop(const onnx::NodeProto& n, const std::string& n
     for (size_t i = 0; same && i < a.dims.size(); ++i) same = expr::fold::Same(a.dims[i], b.dims[i], g_.symbols);
     if (!same) unresolved = "loop-carried '" + g_.tensors[init].name + "' changes shape across iterations";
   }
-  auto theirs = [&](int i) -> std::optional<Info> {
-    auto it = types.find(n.output(i));
-    if (it == types.end()) return std::nullopt;
-    auto t = InfoFromType(*it->second, n.output(i), false);
-    if (!t) return std::nullopt;
-    return *t;
-  };
+  auto theirs = [&](int i) { return DeclaredInfo(types, n.output(i)); };
   if (!unresolved.empty()) {
     MarkUnresolved(body_first, "in the body of " + std::string(scan ? "Scan" : "Loop") + " '" + name + "': " + unresolved);
     for (ir::NodeId s : slice_nodes) {

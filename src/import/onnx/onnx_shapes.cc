@@ -581,6 +581,14 @@ Outs ReduceRule(const NodeView& v, bool arg) {
   return One(std::move(o));
 }
 
+// The same elements laid out with new dims (Reshape, Flatten, Squeeze, Unsqueeze): the dtype
+// and any known values carry over.
+Outs Relaid(const Info& x, std::vector<Dim> dims) {
+  Info o = Ranked(std::move(dims), x.dtype);
+  o.value = x.value;
+  return One(std::move(o));
+}
+
 Outs ReshapeRule(const NodeView& v) {
   auto x = Ranked(v, 0);
   if (!x) return std::unexpected(x.error());
@@ -625,9 +633,7 @@ Outs ReshapeRule(const NodeView& v) {
     return Fail("cannot reshape " + std::to_string(*ConstantOf(in_n)) + " elements to " +
                 std::to_string(*ConstantOf(out_n)));
   }
-  Info o = Ranked(std::move(target), (*x)->dtype);
-  o.value = (*x)->value;
-  return One(std::move(o));
+  return Relaid(**x, std::move(target));
 }
 
 Outs FlattenRule(const NodeView& v) {
@@ -638,9 +644,7 @@ Outs FlattenRule(const NodeView& v) {
   if (axis < 0) axis += static_cast<int64_t>(xd.size());
   if (axis < 0 || axis > static_cast<int64_t>(xd.size())) return Fail("axis out of range");
   const auto a = static_cast<size_t>(axis);
-  Info o = Ranked({fold::Product(xd, 0, a), fold::Product(xd, a, xd.size())}, (*x)->dtype);
-  o.value = (*x)->value;
-  return One(std::move(o));
+  return Relaid(**x, {fold::Product(xd, 0, a), fold::Product(xd, a, xd.size())});
 }
 
 Outs SqueezeRule(const NodeView& v) {
@@ -669,9 +673,7 @@ Outs SqueezeRule(const NodeView& v) {
   for (size_t i = 0; i < xd.size(); ++i) {
     if (!drop[i]) out.push_back(xd[i]);
   }
-  Info o = Ranked(std::move(out), (*x)->dtype);
-  o.value = (*x)->value;
-  return One(std::move(o));
+  return Relaid(**x, std::move(out));
 }
 
 Outs UnsqueezeRule(const NodeView& v) {
@@ -690,9 +692,7 @@ Outs UnsqueezeRule(const NodeView& v) {
   std::vector<Dim> out;
   size_t j = 0;
   for (size_t i = 0; i < rank; ++i) out.push_back(inserted[i] ? C(1) : (*x)->dims[j++]);
-  Info o = Ranked(std::move(out), (*x)->dtype);
-  o.value = (*x)->value;
-  return One(std::move(o));
+  return Relaid(**x, std::move(out));
 }
 
 Outs TransposeRule(const NodeView& v) {
@@ -1439,6 +1439,25 @@ std::optional<std::string> StringAttr(const onnx::NodeProto& n, std::string_view
   return std::nullopt;
 }
 
+// Reads a tensor's `count` elements of one type, from raw_data (little-endian Raw values) or
+// from its typed repeated field, passing each to `push`; false when the sizes disagree.
+template <typename Raw, typename Field, typename Push>
+bool ReadElements(const TensorProto& t, size_t count, const Field& typed, Push push) {
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    if (raw.size() != count * sizeof(Raw)) return false;
+    for (size_t i = 0; i < count; ++i) {
+      Raw x;
+      std::memcpy(&x, raw.data() + i * sizeof(Raw), sizeof(Raw));
+      push(x);
+    }
+    return true;
+  }
+  if (static_cast<size_t>(typed.size()) != count) return false;
+  for (auto x : typed) push(x);
+  return true;
+}
+
 std::optional<std::vector<Dim>> TensorValue(const TensorProto& t) {
   if (t.data_location() == TensorProto::EXTERNAL) return std::nullopt;
   int64_t n = 1;
@@ -1458,68 +1477,23 @@ std::optional<std::vector<Dim>> TensorValue(const TensorProto& t) {
       out.push_back(std::nullopt);
     }
   };
-  const std::string& raw = t.raw_data();
-  const bool has_raw = t.has_raw_data();
-  auto read_raw = [&](size_t width, auto convert) -> bool {
-    if (raw.size() != count * width) return false;
-    for (size_t i = 0; i < count; ++i) convert(raw.data() + i * width);
-    return true;
-  };
+  auto push_int = [&](int64_t x) { out.push_back(C(x)); };
+  bool ok = false;
   switch (t.data_type()) {
-    case TensorProto::INT64:
-      if (has_raw) {
-        if (!read_raw(8, [&](const char* p) { int64_t x; std::memcpy(&x, p, 8); out.push_back(C(x)); })) return std::nullopt;
-      } else {
-        if (static_cast<size_t>(t.int64_data_size()) != count) return std::nullopt;
-        for (int64_t x : t.int64_data()) out.push_back(C(x));
-      }
-      return out;
-    case TensorProto::INT32:
-    case TensorProto::INT16:
-    case TensorProto::INT8:
+    case TensorProto::INT64: ok = ReadElements<int64_t>(t, count, t.int64_data(), push_int); break;
+    case TensorProto::INT32: ok = ReadElements<int32_t>(t, count, t.int32_data(), push_int); break;
+    // Narrower integers travel in int32_data when not raw.
+    case TensorProto::INT16: ok = ReadElements<int16_t>(t, count, t.int32_data(), push_int); break;
+    case TensorProto::UINT16: ok = ReadElements<uint16_t>(t, count, t.int32_data(), push_int); break;
+    case TensorProto::INT8: ok = ReadElements<int8_t>(t, count, t.int32_data(), push_int); break;
     case TensorProto::UINT8:
-    case TensorProto::UINT16:
-    case TensorProto::BOOL: {
-      const int dt = t.data_type();
-      const size_t width = dt == TensorProto::INT32 ? 4 : (dt == TensorProto::INT16 || dt == TensorProto::UINT16) ? 2 : 1;
-      if (has_raw) {
-        bool ok = read_raw(width, [&](const char* p) {
-          int64_t x = 0;
-          switch (dt) {
-            case TensorProto::INT32: { int32_t y; std::memcpy(&y, p, 4); x = y; break; }
-            case TensorProto::INT16: { int16_t y; std::memcpy(&y, p, 2); x = y; break; }
-            case TensorProto::UINT16: { uint16_t y; std::memcpy(&y, p, 2); x = y; break; }
-            case TensorProto::INT8: x = static_cast<int8_t>(*p); break;
-            default: x = static_cast<uint8_t>(*p); break;
-          }
-          out.push_back(C(x));
-        });
-        if (!ok) return std::nullopt;
-      } else {
-        if (static_cast<size_t>(t.int32_data_size()) != count) return std::nullopt;
-        for (int32_t x : t.int32_data()) out.push_back(C(x));
-      }
-      return out;
-    }
-    case TensorProto::FLOAT:
-      if (has_raw) {
-        if (!read_raw(4, [&](const char* p) { float x; std::memcpy(&x, p, 4); push_float(x); })) return std::nullopt;
-      } else {
-        if (static_cast<size_t>(t.float_data_size()) != count) return std::nullopt;
-        for (float x : t.float_data()) push_float(x);
-      }
-      return out;
-    case TensorProto::DOUBLE:
-      if (has_raw) {
-        if (!read_raw(8, [&](const char* p) { double x; std::memcpy(&x, p, 8); push_float(x); })) return std::nullopt;
-      } else {
-        if (static_cast<size_t>(t.double_data_size()) != count) return std::nullopt;
-        for (double x : t.double_data()) push_float(x);
-      }
-      return out;
-    default:
-      return std::nullopt;
+    case TensorProto::BOOL: ok = ReadElements<uint8_t>(t, count, t.int32_data(), push_int); break;
+    case TensorProto::FLOAT: ok = ReadElements<float>(t, count, t.float_data(), push_float); break;
+    case TensorProto::DOUBLE: ok = ReadElements<double>(t, count, t.double_data(), push_float); break;
+    default: break;
   }
+  if (!ok) return std::nullopt;
+  return out;
 }
 
 Result<Info> InfoFromTensor(const TensorProto& t) {
