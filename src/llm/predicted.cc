@@ -135,7 +135,7 @@ class Timer {
       : serving_(serving), engine_(engine), fit_(serving.Fit(1, 0.9)) {}
 
   const Serving& serving_;
-  const Engine& engine_;
+  Engine engine_;
   Serving::MemoryFit fit_;
   std::vector<std::unique_ptr<StepPredictor>> predictors_;
 };
@@ -316,21 +316,21 @@ void AddNote(std::vector<std::string>& notes, const std::string& note) {
 
 // The static step (the workload `opscope llm` evaluates), predicted: node times of the busiest
 // stage, the stages' times through ServingFigures, the dominant classes.
-Result<void> PredictStaticStep(const Timer& timer, const Workload& w, const Evaluation& e,
-                               const Engine& engine, Predicted& out) {
+Result<void> PredictStaticStep(const Timer& timer, const Workload& w,
+                               std::optional<size_t> node_stage, const Engine& engine,
+                               Predicted& out) {
   const Serving& serving = timer.serving();
   const BatchSplit split = serving.deployment().Split(w.batch);
   const bool prefill = w.phase == Phase::kPrefill;
   const cost::Workload b = prefill ? PrefillBindings(split.seqs, w.Prompt())
                                    : DecodeBindings(split.seqs, w.context);
-  const auto busiest = static_cast<size_t>(e.figures.per_device.busiest_stage);
   std::vector<double> stage_s;
   for (size_t s = 0; s < serving.stage_count(); ++s) {
     auto p = timer.Stage(s, b, !prefill);
     if (!p) return std::unexpected(p.error());
     stage_s.push_back(p->prediction.step_time_s);
     for (const std::string& n : p->prediction.notes) AddNote(out.notes, n);
-    if (s != busiest) continue;
+    if (s != node_stage) continue;
     out.node_time_s = p->prediction.node_time_s;
     out.kernel_errors = DominantClasses(timer.predictor(s), p->prediction, engine.entry->basis);
   }
@@ -468,7 +468,7 @@ Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& eng
 
 // The whole request (--gen-len): its dynamics and floors.
 Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine& engine,
-                            const PredictOptions& o, const Degrees& degrees, Predicted& out) {
+                            const ServingModes& o, const Degrees& degrees, Predicted& out) {
   const Serving& serving = timer.serving();
   RequestShape r;
   r.load.concurrency = w.batch;
@@ -508,28 +508,60 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
 
 }  // namespace
 
-Result<Predicted> PredictServing(const Serving& serving, const Workload& workload,
-                                 const Evaluation& evaluation, const PredictOptions& options,
-                                 const Degrees& degrees) {
-  auto engine = ResolveEngine(options.engine, serving.device());
-  if (!engine) return std::unexpected(engine.error());
-  auto timer = Timer::Make(serving, *engine);
+struct ServingPredictor::State {
+  Engine engine;
+  std::unique_ptr<Timer> timer;
+  Degrees degrees;
+};
+
+ServingPredictor::ServingPredictor(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ServingPredictor::ServingPredictor(ServingPredictor&&) noexcept = default;
+ServingPredictor& ServingPredictor::operator=(ServingPredictor&&) noexcept = default;
+ServingPredictor::~ServingPredictor() = default;
+
+Result<ServingPredictor> ServingPredictor::Make(const Serving& serving, const Degrees& degrees,
+                                                const std::optional<std::string>& engine) {
+  auto e = ResolveEngine(engine, serving.device());
+  if (!e) return std::unexpected(e.error());
+  auto state = std::make_unique<State>();
+  state->engine = std::move(*e);
+  state->degrees = degrees;
+  auto timer = Timer::Make(serving, state->engine);
   if (!timer) return std::unexpected(timer.error());
+  state->timer = std::move(*timer);
+  return ServingPredictor(std::move(state));
+}
+
+const std::string& ServingPredictor::engine() const { return state_->engine.profile->engine; }
+
+Result<Predicted> ServingPredictor::Predict(const Workload& workload, const ServingModes& modes,
+                                            std::optional<size_t> node_stage) const {
+  const Engine& engine = state_->engine;
+  const Timer& timer = *state_->timer;
   Predicted out;
-  out.engine = engine->profile->engine;
-  out.why = engine->why;
-  out.basis = engine->profile->transparent ? "transparent" : engine->entry->basis;
-  out.version = engine->profile->version;
-  if (auto ok = PredictStaticStep(**timer, workload, evaluation, *engine, out); !ok) {
+  out.engine = engine.profile->engine;
+  out.why = engine.why;
+  out.basis = engine.profile->transparent ? "transparent" : engine.entry->basis;
+  out.version = engine.profile->version;
+  if (auto ok = PredictStaticStep(timer, workload, node_stage, engine, out); !ok) {
     return std::unexpected(ok.error());
   }
   if (workload.gen_len) {
-    if (auto ok = PredictRequest(**timer, workload, *engine, options, degrees, out); !ok) {
+    if (auto ok = PredictRequest(timer, workload, engine, modes, state_->degrees, out); !ok) {
       return std::unexpected(ok.error());
     }
   }
-  out.end_to_end_errors = EndToEndFigures(out.engine, serving.device().name);
+  out.end_to_end_errors = EndToEndFigures(out.engine, timer.serving().device().name);
   return out;
+}
+
+Result<Predicted> PredictServing(const Serving& serving, const Workload& workload,
+                                 const Evaluation& evaluation, const PredictOptions& options,
+                                 const Degrees& degrees) {
+  auto predictor = ServingPredictor::Make(serving, degrees, options.engine);
+  if (!predictor) return std::unexpected(predictor.error());
+  return predictor->Predict(workload, options,
+                            static_cast<size_t>(evaluation.figures.per_device.busiest_stage));
 }
 
 Result<PredictedRun> RunLlmPredicted(const Request& request, const PredictOptions& options) {

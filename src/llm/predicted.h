@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,11 +38,15 @@ struct Speculative {
 // "mtp:N" with N in 1..16; the error names --speculative.
 Result<Speculative> ParseSpeculative(std::string_view text, double acceptance);
 
-struct PredictOptions {
-  // --engine: a built-in id or a profile .json; nullopt: the device's default engine.
-  std::optional<std::string> engine;
+// How the requests are served (default: aggregated continuous batching, no speculation).
+struct ServingModes {
   std::optional<Disagg> disagg;
   std::optional<Speculative> speculative;
+};
+
+struct PredictOptions : ServingModes {
+  // --engine: a built-in id or a profile .json; nullopt: the device's default engine.
+  std::optional<std::string> engine;
 };
 
 // The fit error of a kernel class that holds a large share of the predicted step.
@@ -88,7 +93,43 @@ struct Predicted {
   std::vector<std::string> notes;   // what the prediction assumes or substituted
 };
 
-// The prediction of `evaluation` (Evaluate of `workload` on `serving`). Errors name the option:
+// THE prediction entry point for callers that predict many points (a sweep, a planner): one
+// deployment (`serving`, deployed with `degrees`) with one engine — the engine's profile
+// resolved for the device and every stage's StepPredictor compiled once — then Predict per
+// point: each step it times is analyzed (ledger + roofline) and timed by the profile; no graph
+// is rebuilt (--disagg alone redeploys the prefill and decode workers at their own tp).
+// `serving` must outlive the predictor.
+//
+//   auto p = ServingPredictor::Make(serving, degrees, "vllm");      // once per deployment
+//   for (const Workload& w : points) auto figures = p->Predict(w);   // per point
+//
+// Predict's figures: the static step of `workload` (step_time_s, tokens_per_s; prefill:
+// ttft_s and its floor) and, with workload.gen_len, the whole request under the serving
+// dynamics (ttft_s, tpot_s, e2e_s, tokens_per_s, their floors; `modes`: --disagg,
+// --speculative). `node_stage`: the stage whose per-node times to keep in node_time_s (the
+// report's busiest stage); nullopt keeps none (the cheaper call for a planner).
+// Errors name the option: --engine without a profile for the device, --speculative on a model
+// without MTP modules, --disagg over a link the device has no figure for.
+class ServingPredictor {
+ public:
+  static Result<ServingPredictor> Make(const Serving& serving, const Degrees& degrees,
+                                       const std::optional<std::string>& engine);
+  Result<Predicted> Predict(const Workload& workload, const ServingModes& modes = {},
+                            std::optional<size_t> node_stage = std::nullopt) const;
+  const std::string& engine() const;  // the profile's id
+
+  ServingPredictor(ServingPredictor&&) noexcept;
+  ServingPredictor& operator=(ServingPredictor&&) noexcept;
+  ~ServingPredictor();
+
+ private:
+  struct State;
+  explicit ServingPredictor(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// The prediction of `evaluation` (Evaluate of `workload` on `serving`): a ServingPredictor
+// made for it, its node times those of the evaluation's busiest stage. Errors name the option:
 // an engine without a profile for the device, --speculative on a model without MTP modules,
 // --disagg over a link the device has no figure for.
 Result<Predicted> PredictServing(const Serving& serving, const Workload& workload,
