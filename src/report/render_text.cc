@@ -123,7 +123,7 @@ std::string KernelErrors(const llm::Predicted& p) {
   for (const llm::KernelClassError& e : p.kernel_errors) {
     out += (out.empty() ? "" : "; ") + e.kernel_class + " " + e.variant + " ";
     out += e.samples > 0 ? Share(e.median_abs_error) + " median / " + Share(e.p90_abs_error) + " p90"
-                         : "not fitted (" + e.basis + ")";
+                         : "no held-out error (" + e.basis + " parameters)";
     out += " (" + Share(e.share) + " of the step)";
   }
   return out;
@@ -133,7 +133,8 @@ std::string EndToEndErrors(const llm::Predicted& p) {
   std::string out;
   for (const llm::EndToEndErrorFigure& e : p.end_to_end_errors) {
     out += (out.empty() ? "" : "; ") + e.metric + " " + Share(e.median_abs_error) +
-           " median over " + std::to_string(e.runs) + " runs (" + e.scope + ")";
+           " median over " + std::to_string(e.runs) + (e.runs == 1 ? " run (" : " runs (") +
+           e.scope + ")";
   }
   return out;
 }
@@ -145,15 +146,17 @@ std::string Floor(const std::optional<double>& floor_s) {
 // How the requests share the engine (with --gen-len).
 void Dynamics(Text& t, const llm::PredictedDynamics& d) {
   const llm::DynamicsFigures& f = d.figures;
-  std::string line = "  batching         " + std::to_string(d.concurrency) + " requests in flight, " +
+  std::string line = "  batching         " + std::to_string(d.concurrency) +
+                     (d.concurrency == 1 ? " request" : " requests") + " in flight, " +
                      Fixed(f.decode_seqs, 1) + " sequences per decode step";
   if (d.mode == "disaggregated") {
     line += " per decode worker; " + std::to_string(d.prefill_workers) + " prefill and " +
             std::to_string(d.decode_workers) + " decode workers, KV transfer " +
             HumanSeconds(f.kv_transfer_s);
   } else {
-    line += "; prompt chunks " +
-            (d.chunk_tokens > 0 ? "of " + std::to_string(d.chunk_tokens) + " tokens" : std::string("whole")) +
+    line += "; " +
+            (d.chunk_tokens > 0 ? "prompt chunks of " + std::to_string(d.chunk_tokens) + " tokens"
+                                : std::string("whole prompts")) +
             " add " + HumanSeconds(f.interference_s) + " per output token";
   }
   t.Line(line);
@@ -168,7 +171,7 @@ void Dynamics(Text& t, const llm::PredictedDynamics& d) {
 void Predicted(Text& t, const LlmSection& section) {
   const llm::Predicted& p = *section.predicted;
   const llm::Figures& l = section.figures;
-  t.Line(t.Bold("predicted (" + p.engine + ", " + p.why + "; " + p.basis + ")"));
+  t.Line(t.Bold("predicted (engine " + p.engine + ": " + p.why + "; " + p.basis + ")"));
   const double floor_s = l.per_device.step_floor_s.value_or(0);
   t.Line("  step time        " + HumanSeconds(p.step_time_s) + "   (roofline estimate " +
          HumanSeconds(l.step_time_s) + ", floor " + HumanSeconds(floor_s) + ")");
