@@ -259,3 +259,34 @@ TEST(Predicted, CommandErrorsAreOneLineWithStatus2) {
 
 }  // namespace
 }  // namespace opscope::llm
+
+namespace opscope::llm {
+namespace {
+
+// The number after `key` at or after `from` in a JSON text (0 when absent).
+double NumberAfter(const std::string& json, size_t from, const std::string& key) {
+  const size_t at = json.find(key, from);
+  return at == std::string::npos ? 0 : std::stod(json.substr(at + key.size()));
+}
+
+// `opscope sweep llm --engine E` predicts each point as `opscope llm --engine E` does.
+TEST(Predicted, SweepPointEqualsTheLlmPrediction) {
+  const auto sweep = testing::RunOpscope(testing::Args(
+      "sweep llm llama-3.1-8b --batch 8 --context 2048 --gen-len 64 --engine sglang --format json"));
+  const auto llm = testing::RunOpscope(testing::Args(
+      "llm llama-3.1-8b --batch 8 --context 2048 --gen-len 64 --engine sglang --format json"));
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  ASSERT_EQ(llm.status, 0) << llm.err;
+  EXPECT_NE(sweep.out.find("\"engine\":\"sglang\""), std::string::npos);
+  const size_t s = sweep.out.find("\"predicted\":{"), l = llm.out.find("\"predicted\":{");
+  ASSERT_NE(s, std::string::npos);
+  ASSERT_NE(l, std::string::npos);
+  for (const char* key : {"\"step_time_s\":", "\"tpot_s\":", "\"ttft_s\":"}) {
+    const double a = NumberAfter(sweep.out, s, key), b = NumberAfter(llm.out, l, key);
+    EXPECT_GT(a, 0) << key;
+    EXPECT_DOUBLE_EQ(a, b) << key;
+  }
+}
+
+}  // namespace
+}  // namespace opscope::llm
