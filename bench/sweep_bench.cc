@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,33 @@ void BM_SweepLlama2Decode65536(benchmark::State& state) {
       static_cast<double>(state.iterations() * points), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
+// Issue 14: predictions may add at most 2x to a sweep point's cost. A 64-point sweep of
+// Llama-3.1-8B on H100 (batch 1..4 x 16 contexts) with and without --engine vllm, decode steps
+// (arg 0) and whole requests with --gen-len 128 (arg 1); compare ns_per_point.
+void SweepPoints(benchmark::State& state, const std::optional<std::string>& engine) {
+  static llm::Model model = *llm::OpenModel("llama-3.1-8b");
+  sweep::SweepSpec spec;
+  spec.model = &model;
+  spec.batches = {1, 2, 3, 4};
+  for (int64_t c = 0; c < 16; ++c) spec.contexts.push_back(1024 + 256 * c);
+  spec.devices = {*device::ResolveDevice("h100-sxm")};
+  spec.weights = {std::nullopt};
+  spec.threads = 1;
+  spec.engine = engine;
+  if (state.range(0) == 1) spec.gen_len = 128;
+  size_t points = 0;
+  for (auto _ : state) {
+    auto rep = sweep::RunSweep(spec);
+    points = rep->rows.size();
+    benchmark::DoNotOptimize(rep->rows.data());
+  }
+  state.counters["ns_per_point"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * points),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+void BM_SweepPointRoofline(benchmark::State& state) { SweepPoints(state, std::nullopt); }
+void BM_SweepPointPredicted(benchmark::State& state) { SweepPoints(state, "vllm"); }
+
 // The same points rendered as CSV.
 void BM_SweepLlama2Decode65536Csv(benchmark::State& state) {
   Fixture& f = Llama2Sweep();
@@ -98,6 +126,8 @@ void BM_PlanTimeBlock(benchmark::State& state) {
 
 BENCHMARK(BM_SweepLlama2Decode65536)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SweepLlama2Decode65536Csv)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SweepPointRoofline)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SweepPointPredicted)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CompilePlanLlama2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PlanTimeBlock)->Unit(benchmark::kMicrosecond);
 

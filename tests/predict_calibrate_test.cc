@@ -310,14 +310,15 @@ TEST(E2eMeasurements, CitedKnownAndNeverAFitInput) {
   const auto rows = ReadCsv(kSource + "/tests/data/e2e_measurements.csv");
   ASSERT_GT(rows.size(), 30u);
   const std::vector<std::string>& header = rows[0];
-  ASSERT_EQ(header.size(), 14u);
-  EXPECT_EQ(header.back(), "source");
+  ASSERT_EQ(header.size(), 15u);
+  EXPECT_EQ(header[13], "source");
+  EXPECT_EQ(header[14], "opscope_args");  // the model and deployment scripts/e2e-accuracy.py runs
   std::set<std::pair<std::string, std::string>> fit_inputs;  // (device, model)
   for (const auto& r : ReadCsv(kSource + "/data/engines/inputs/llama.cpp-scoreboard.csv")) {
     if (r.size() > 2) fit_inputs.insert({r[0], r[2]});
   }
   const std::set<std::string> metrics = {"tokens_per_s_per_user", "prefill_tokens_per_s",
-                                         "e2e_s"};
+                                         "e2e_s", "tpot_s", "ttft_s"};
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto& r = rows[i];
     ASSERT_EQ(r.size(), header.size()) << "row " << i;
@@ -327,6 +328,7 @@ TEST(E2eMeasurements, CitedKnownAndNeverAFitInput) {
     EXPECT_GT(std::stod(r[11]), 0) << "row " << i;
     EXPECT_LE(std::stoi(r[9]), 16) << "concurrency ≤ 16, row " << i;
     EXPECT_GE(r[13].size(), 20u) << "row " << i << " cites no source";
+    EXPECT_FALSE(r[14].empty()) << "row " << i << " names no model for opscope";
     if (r[0] == "llama.cpp") {
       EXPECT_FALSE(fit_inputs.count({r[2], r[5]})) << r[2] << " " << r[5];
     }

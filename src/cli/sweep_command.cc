@@ -152,6 +152,9 @@ Command AddSweepCommand(CLI::App& root) {
   app->add_option("--activations", o->grid.activations, "Activation format");
   app->add_option("--kv-dtype", o->grid.kv_dtype, "KV cache format");
   app->add_option("--state-dtype", o->grid.state_dtype, "Recurrent state format");
+  app->add_option("--engine", o->grid.engine,
+                  "Also predict every point with this serving engine's profile (vllm, sglang, "
+                  "trtllm, llama.cpp, roofline, or a profile .json; docs/engines.md)");
   app->add_option("--gen-len", o->grid.gen_len,
                   "Time whole requests: prefill, then this many decode steps (full analysis per point)");
   app->add_option("--mem-util", o->grid.mem_util, "Fraction of device memory for weights + KV + state")

@@ -94,6 +94,7 @@ class Serving {
                                                const device::Device& device, std::string& why);
 
   const ModelBuild& build() const { return *build_; }
+  const std::shared_ptr<const ModelBuild>& shared_build() const { return build_; }
   const Deployment& deployment() const { return deployment_; }
   const device::Device& device() const { return device_; }
   size_t stage_count() const { return stages_.size(); }

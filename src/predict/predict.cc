@@ -413,6 +413,28 @@ double StepPredictor::NodeTime(const Node& n, const KernelInput& in,
   return KernelTime(in, *p, rates_);
 }
 
+double StepPredictor::TimeOf(size_t node, const KernelInput& in,
+                             const roofline::NodeTime& roof) const {
+  return NodeTime(nodes_[node], in, roof);
+}
+
+bool StepPredictor::AtRoofline(size_t node) const { return nodes_[node].roofline; }
+bool StepPredictor::Fused(size_t node) const { return nodes_[node].fused; }
+
+const KernelParams* StepPredictor::ParamsOf(size_t node, KernelClass cls) const {
+  const Node& n = nodes_[node];
+  if (n.roofline) return nullptr;
+  const bool prefill = cls == KernelClass::kAttentionPrefill || cls == KernelClass::kMlaPrefill;
+  return prefill && n.prefill_params != nullptr ? n.prefill_params : n.params;
+}
+
+double StepPredictor::Overhead(uint64_t kernels, const StepOptions& options) const {
+  if (profile_.transparent) return 0;
+  const StepOverheads& o = profile_.overheads;
+  return o.step_s + (options.samples ? o.sampling_s : 0.0) +
+         (options.cuda_graphs ? 0.0 : o.launch_s * static_cast<double>(kernels));
+}
+
 Result<StepPrediction> StepPredictor::Predict(const cost::Ledger& ledger,
                                               const roofline::Analysis& analysis,
                                               const StepOptions& options) const {
@@ -451,11 +473,7 @@ Result<StepPrediction> StepPredictor::Predict(const cost::Ledger& ledger,
     out.notes.push_back("collectives over the network are predicted at their roofline time "
                         "(profiles describe the interconnect only)");
   }
-  if (!profile_.transparent) {
-    const StepOverheads& o = profile_.overheads;
-    out.overhead_s = o.step_s + (options.samples ? o.sampling_s : 0.0) +
-                     (options.cuda_graphs ? 0.0 : o.launch_s * static_cast<double>(out.kernels));
-  }
+  out.overhead_s = Overhead(out.kernels, options);
   out.step_time_s = out.kernels_s + out.overhead_s;
   return out;
 }

@@ -72,6 +72,19 @@ class StepPredictor {
   // shape), as Predict times it; the calibration fit uses the same description.
   KernelInput Describe(size_t node, const cost::NodeCost& cost, const expr::Bindings& b) const;
 
+  // Node i's predicted time from its kernel input (Describe's) and its roofline time, as
+  // Predict times it; for callers that build inputs themselves (a sweep interpolates them).
+  double TimeOf(size_t node, const KernelInput& in, const roofline::NodeTime& roof) const;
+  // Whether node i is predicted at its roofline time (a transparent profile, a fused op, no
+  // parameters), and whether it launches a kernel of its own when it takes time.
+  bool AtRoofline(size_t node) const;
+  bool Fused(size_t node) const;
+  // The parameters node i is predicted with when it runs as class `cls` (its decode or
+  // prefill kernel); nullptr for collectives and nodes at their roofline.
+  const KernelParams* ParamsOf(size_t node, KernelClass cls) const;
+  // The step's fixed costs beside `kernels` launched kernels (StepPrediction::overhead_s).
+  double Overhead(uint64_t kernels, const StepOptions& options) const;
+
   const std::vector<std::string>& notes() const { return notes_; }
   const DeviceProfile& device_profile() const { return *device_profile_; }
   const DeviceRates& rates() const { return rates_; }

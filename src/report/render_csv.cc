@@ -14,6 +14,9 @@ std::string RenderCsv(const ReportModel& model) {
                         "intensity", "mma_class", "time_s", "bound"}) {
     w.Field(h);
   }
+  // llm runs: the engine profile's time of each node.
+  const bool predicted = model.llm && model.llm->predicted;
+  if (predicted) w.Field("predicted_time_s");
   w.EndRecord();
   for (const NodeRow& n : model.nodes) {
     w.Field(n.name).Field(n.op).Field(n.source_op.empty() ? n.op : n.source_op).Field(n.costed);
@@ -25,6 +28,7 @@ std::string RenderCsv(const ReportModel& model) {
       w.Empty();  // JSON null: the node moves no bytes
     }
     w.Field(n.mma_class).Field(n.time_s).Field(n.bound);
+    if (predicted) w.Field(n.predicted_time_s.value_or(0.0));
     w.EndRecord();
   }
   return out;

@@ -35,6 +35,34 @@ std::string Row(const std::string& label, const std::string& value) {
   return "<tr><th>" + HtmlEscape(label) + "</th><td>" + HtmlEscape(value) + "</td></tr>\n";
 }
 
+std::string WithFloor(double value_s, const std::optional<double>& floor_s) {
+  return HumanSeconds(value_s) + (floor_s ? " (floor " + HumanSeconds(*floor_s) + ")" : "");
+}
+
+// llm.predicted: the engine's figures and the errors beside them.
+void PredictedRows(std::string& out, const llm::Predicted& p) {
+  char tps[48];
+  std::snprintf(tps, sizeof tps, "%.1f tokens/s", p.tokens_per_s);
+  out += Row("predicted by", p.engine + " (" + p.why + "; " + p.basis + ")");
+  out += Row("predicted step time", HumanSeconds(p.step_time_s) + " (" + tps + ")");
+  if (p.ttft_s) out += Row("predicted time to first token", WithFloor(*p.ttft_s, p.ttft_floor_s));
+  if (p.tpot_s) out += Row("predicted time per output token", WithFloor(*p.tpot_s, p.tpot_floor_s));
+  if (p.e2e_s) out += Row("predicted whole request", HumanSeconds(*p.e2e_s));
+  std::string errors;
+  for (const llm::KernelClassError& e : p.kernel_errors) {
+    if (e.samples == 0) continue;
+    errors += (errors.empty() ? "" : "; ") + e.kernel_class + " " + e.variant + " " +
+              Percent(e.median_abs_error, 1.0) + " median, " + Percent(e.p90_abs_error, 1.0) +
+              " p90 (" + Percent(e.share, 1.0) + " of the step)";
+  }
+  for (const llm::EndToEndErrorFigure& e : p.end_to_end_errors) {
+    errors += (errors.empty() ? "" : "; ") + std::string("end to end ") + e.metric + " " +
+              Percent(e.median_abs_error, 1.0) + " median over " + std::to_string(e.runs) +
+              " runs (" + e.scope + ")";
+  }
+  if (!errors.empty()) out += Row("prediction error", errors);
+}
+
 void Summary(std::string& out, const ReportModel& m) {
   const roofline::Totals& t = m.totals;
   const std::string workload = WorkloadText(m);
@@ -57,6 +85,7 @@ void Summary(std::string& out, const ReportModel& m) {
                              ", KV cache " + recipe.kv + ", recurrent state " + recipe.state);
     out += Row("memory fit", "max batch " + std::to_string(f.max_batch) + "; " +
                                  (f.fits ? "fits" : "does not fit"));
+    if (m.llm->predicted) PredictedRows(out, *m.llm->predicted);
   } else {
     out += Row("time (sum of op rooflines)", HumanSeconds(t.time_s));
   }
@@ -104,7 +133,10 @@ void NodeTable(std::string& out, const ReportModel& m) {
   const bool links = m.totals.bytes_link > 0;
   if (links) out += "<th class=\"n\" data-key=\"bytes_link\">link bytes</th>";
   out += "<th class=\"n\" data-key=\"intensity\">FLOP/B</th><th data-key=\"bound\">bound</th>"
-         "<th data-key=\"mma_class\">class</th></tr></thead>\n<tbody>\n";
+         "<th data-key=\"mma_class\">class</th>";
+  const bool predicted = m.llm && m.llm->predicted;
+  if (predicted) out += "<th class=\"n\" data-key=\"predicted_time_s\">predicted</th>";
+  out += "</tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < m.nodes.size(); ++i) {
     const NodeRow& n = m.nodes[i];
     const std::string op = n.source_op.empty() || n.source_op == n.op ? n.op
@@ -121,8 +153,11 @@ void NodeTable(std::string& out, const ReportModel& m) {
                                                         " (" + n.link + ")",
                             static_cast<double>(n.bytes_link))
                   : "") +
-           NumCell(intensity, n.intensity.value_or(-1)) + Cell(n.bound) + Cell(n.mma_class) +
-           "</tr>\n";
+           NumCell(intensity, n.intensity.value_or(-1)) + Cell(n.bound) + Cell(n.mma_class);
+    if (predicted) {
+      out += NumCell(HumanSeconds(n.predicted_time_s.value_or(0)), n.predicted_time_s.value_or(0));
+    }
+    out += "</tr>\n";
   }
   out += "</tbody>\n</table>\n";
 }

@@ -73,6 +73,81 @@ void WriteNode(JsonWriter& w, const NodeRow& n) {
   w.Key("mma_class").Value(n.mma_class);
   w.Key("time_s").Value(n.time_s);
   w.Key("bound").Value(n.bound);
+  if (n.predicted_time_s) w.Key("predicted_time_s").Value(*n.predicted_time_s);
+  w.EndObject();
+}
+
+void WriteDynamics(JsonWriter& w, const llm::PredictedDynamics& d) {
+  const llm::DynamicsFigures& f = d.figures;
+  w.BeginObject();
+  w.Key("mode").Value(d.mode);
+  w.Key("concurrency").Value(d.concurrency);
+  w.Key("prompt").Value(d.prompt);
+  w.Key("gen_len").Value(d.gen_len);
+  w.Key("chunk_tokens").Value(d.chunk_tokens);
+  w.Key("tokens_per_step").Value(d.tokens_per_step);
+  w.Key("decode_seqs").Value(f.decode_seqs);
+  w.Key("step_s").Value(f.step_s);
+  w.Key("queue_s").Value(f.queue_s);
+  w.Key("prefill_s").Value(f.prefill_s);
+  w.Key("interference_s").Value(f.interference_s);
+  if (d.mode == "disaggregated") {
+    w.Key("prefill_workers").Value(d.prefill_workers);
+    w.Key("decode_workers").Value(d.decode_workers);
+    w.Key("kv_transfer_s").Value(f.kv_transfer_s);
+  }
+  w.EndObject();
+}
+
+void WriteErrors(JsonWriter& w, const llm::Predicted& p) {
+  w.BeginObject();
+  w.Key("kernels").BeginArray();
+  for (const llm::KernelClassError& e : p.kernel_errors) {
+    w.BeginObject();
+    w.Key("kernel_class").Value(e.kernel_class);
+    w.Key("variant").Value(e.variant);
+    w.Key("share").Value(e.share);
+    w.Key("basis").Value(e.basis);
+    w.Key("samples").Value(static_cast<uint64_t>(e.samples));
+    if (e.samples > 0) {
+      w.Key("median_abs_error").Value(e.median_abs_error);
+      w.Key("p90_abs_error").Value(e.p90_abs_error);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("end_to_end").BeginArray();
+  for (const llm::EndToEndErrorFigure& e : p.end_to_end_errors) {
+    w.BeginObject();
+    w.Key("metric").Value(e.metric);
+    w.Key("scope").Value(e.scope);
+    w.Key("runs").Value(static_cast<uint64_t>(e.runs));
+    w.Key("median_abs_error").Value(e.median_abs_error);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+// llm.predicted (the additive block): the engine's figures, floors and errors.
+void WritePredicted(JsonWriter& w, const llm::Predicted& p) {
+  w.BeginObject();
+  w.Key("engine").Value(p.engine);
+  w.Key("why").Value(p.why);
+  w.Key("basis").Value(p.basis);
+  w.Key("step_time_s").Value(p.step_time_s);
+  w.Key("tokens_per_s").Value(p.tokens_per_s);
+  if (p.ttft_s) w.Key("ttft_s").Value(*p.ttft_s);
+  if (p.tpot_s) w.Key("tpot_s").Value(*p.tpot_s);
+  if (p.e2e_s) w.Key("e2e_s").Value(*p.e2e_s);
+  if (p.ttft_floor_s) w.Key("ttft_floor_s").Value(*p.ttft_floor_s);
+  if (p.tpot_floor_s) w.Key("tpot_floor_s").Value(*p.tpot_floor_s);
+  if (p.dynamics) {
+    w.Key("dynamics");
+    WriteDynamics(w, *p.dynamics);
+  }
+  w.Key("errors");
+  WriteErrors(w, p);
   w.EndObject();
 }
 
@@ -100,6 +175,10 @@ void WriteLlm(JsonWriter& w, const LlmSection& l) {
   w.Key("kv").Value(l.recipe.kv);
   w.Key("state").Value(l.recipe.state);
   w.EndObject();
+  if (l.predicted) {
+    w.Key("predicted");
+    WritePredicted(w, *l.predicted);
+  }
   w.EndObject();
 }
 

@@ -24,6 +24,7 @@ namespace opscope::report {
 using sweep::SweepDeployment;
 using sweep::SweepResult;
 using sweep::SweepRow;
+using sweep::PredictedRow;
 
 namespace {
 
@@ -49,10 +50,11 @@ constexpr size_t kMaxNumberBytes = 192;
 
 // The most bytes `rows` records take: reserved once, on huge pages — a 9 MB string grown by
 // doubling copies itself four times — and what no record uses is never touched.
-size_t CsvBoundBytes(const std::vector<std::string>& prefix, size_t rows) {
+size_t CsvBoundBytes(const std::vector<std::string>& prefix, size_t rows, bool predicted) {
   size_t longest_prefix = 0;
   for (const std::string& p : prefix) longest_prefix = std::max(longest_prefix, p.size());
-  return (longest_prefix + kMaxNumberBytes) * rows;
+  // --engine: four more numbers a row (< kMaxNumberBytes).
+  return (longest_prefix + kMaxNumberBytes * (predicted ? 2 : 1)) * rows;
 }
 
 // Appends the CSV records of rows [begin, end) (their leading fields from `prefix`) to `out`,
@@ -99,7 +101,19 @@ void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<s
     *p++ = ',';
     number(row.max_batch);
     *p++ = ',';
-    word(row.fits ? "true\n" : "false\n");
+    word(row.fits ? "true" : "false");
+    if (!rep.predicted.empty()) {  // --engine
+      const PredictedRow& q = rep.predicted[i];
+      *p++ = ',';
+      number(q.step_time_s);
+      *p++ = ',';
+      number(q.tokens_per_s);
+      *p++ = ',';
+      if (q.tpot_s) number(*q.tpot_s);
+      *p++ = ',';
+      if (q.ttft_s) number(*q.ttft_s);
+    }
+    word("\n");
     out.append(buf, p);
   }
 #pragma GCC diagnostic pop
@@ -114,6 +128,12 @@ std::vector<std::string> RenderSweepCsvParts(const SweepResult& rep, unsigned th
                         "devices", "batch", "context", "step_time_s", "tokens_per_s", "tpot_s",
                         "ttft_s", "bound", "max_batch", "fits"}) {
     w.Field(h);
+  }
+  if (!rep.predicted.empty()) {  // --engine: the engine's figures (llm.predicted)
+    for (const char* h : {"predicted_step_time_s", "predicted_tokens_per_s", "predicted_tpot_s",
+                          "predicted_ttft_s"}) {
+      w.Field(h);
+    }
   }
   w.EndRecord();
   // The leading fields repeat for every point of one device, recipe and deployment: render
@@ -147,7 +167,8 @@ std::vector<std::string> RenderSweepCsvParts(const SweepResult& rep, unsigned th
   auto slice_begin = [&](size_t k) { return rows * k / slices; };
   auto render = [&](size_t k) {
     const size_t begin = slice_begin(k), end = slice_begin(k + 1);
-    ReserveHugePages(parts[k], parts[k].size() + CsvBoundBytes(prefix, end - begin));
+    ReserveHugePages(parts[k], parts[k].size() +
+                                   CsvBoundBytes(prefix, end - begin, !rep.predicted.empty()));
     AppendCsvRows(parts[k], rep, prefix, begin, end);
   };
   for (size_t k = 1; k < slices; ++k) {
@@ -176,8 +197,10 @@ std::string RenderSweepJson(const SweepResult& rep) {
   w.Key("schema_version").Value(1);
   w.Key("model").Value(rep.model);
   w.Key("phase").Value(llm::PhaseName(rep.phase));
+  if (rep.engine) w.Key("engine").Value(*rep.engine);  // --engine
   w.Key("points").BeginArray();
-  for (const SweepRow& row : rep.rows) {
+  for (size_t i = 0; i < rep.rows.size(); ++i) {
+    const SweepRow& row = rep.rows[i];
     out += '\n';
     w.BeginObject();
     w.Key("device").Value(rep.devices[row.device]);
@@ -197,6 +220,15 @@ std::string RenderSweepJson(const SweepResult& rep) {
     w.Key("bound").Value(BoundName(row));
     w.Key("max_batch").Value(row.max_batch);
     w.Key("fits").Value(row.fits);
+    if (!rep.predicted.empty()) {  // --engine: llm.predicted's figures of the point
+      const PredictedRow& q = rep.predicted[i];
+      w.Key("predicted").BeginObject();
+      w.Key("step_time_s").Value(q.step_time_s);
+      w.Key("tokens_per_s").Value(q.tokens_per_s);
+      w.Key("tpot_s").Value(q.tpot_s);
+      w.Key("ttft_s").Value(q.ttft_s);
+      w.EndObject();
+    }
     w.EndObject();
   }
   w.EndArray();

@@ -155,6 +155,78 @@ void Serving(Text& t, const LlmSection& section) {
          (l.fits ? "fits" : "does NOT fit"));
 }
 
+std::string Share(double fraction) { return Percent(fraction, 1.0); }
+
+// "gemm bf16 6.4% median / 23.6% p90 (81% of the step)" per dominant class.
+std::string KernelErrors(const llm::Predicted& p) {
+  std::string out;
+  for (const llm::KernelClassError& e : p.kernel_errors) {
+    out += (out.empty() ? "" : "; ") + e.kernel_class + " " + e.variant + " ";
+    out += e.samples > 0 ? Share(e.median_abs_error) + " median / " + Share(e.p90_abs_error) + " p90"
+                         : "no held-out error (" + e.basis + " parameters)";
+    out += " (" + Share(e.share) + " of the step)";
+  }
+  return out;
+}
+
+std::string EndToEndErrors(const llm::Predicted& p) {
+  std::string out;
+  for (const llm::EndToEndErrorFigure& e : p.end_to_end_errors) {
+    out += (out.empty() ? "" : "; ") + e.metric + " " + Share(e.median_abs_error) +
+           " median over " + std::to_string(e.runs) + (e.runs == 1 ? " run (" : " runs (") +
+           e.scope + ")";
+  }
+  return out;
+}
+
+std::string Floor(const std::optional<double>& floor_s) {
+  return floor_s ? "   (floor " + HumanSeconds(*floor_s) + ")" : "";
+}
+
+// How the requests share the engine (with --gen-len).
+void Dynamics(Text& t, const llm::PredictedDynamics& d) {
+  const llm::DynamicsFigures& f = d.figures;
+  std::string line = "  batching         " + std::to_string(d.concurrency) +
+                     (d.concurrency == 1 ? " request" : " requests") + " in flight, " +
+                     Fixed(f.decode_seqs, 1) + " sequences per decode step";
+  if (d.mode == "disaggregated") {
+    line += " per decode worker; " + std::to_string(d.prefill_workers) + " prefill and " +
+            std::to_string(d.decode_workers) + " decode workers, KV transfer " +
+            HumanSeconds(f.kv_transfer_s);
+  } else {
+    line += "; " +
+            (d.chunk_tokens > 0 ? "prompt chunks of " + std::to_string(d.chunk_tokens) + " tokens"
+                                : std::string("whole prompts")) +
+            " add " + HumanSeconds(f.interference_s) + " per output token";
+  }
+  t.Line(line);
+  t.Line("  time to first    " + HumanSeconds(f.queue_s) + " waiting (running step and queue), " +
+         HumanSeconds(f.prefill_s) + " prefill");
+  if (d.tokens_per_step > 1) {
+    t.Line("  speculative      " + Fixed(d.tokens_per_step, 2) + " tokens per decode step");
+  }
+}
+
+// llm.predicted: the engine's figures beside the roofline estimate and the floor.
+void Predicted(Text& t, const LlmSection& section) {
+  const llm::Predicted& p = *section.predicted;
+  const llm::Figures& l = section.figures;
+  t.Line(t.Bold("predicted (engine " + p.engine + ": " + p.why + "; " + p.basis + ")"));
+  const double floor_s = l.per_device.step_floor_s.value_or(0);
+  t.Line("  step time        " + HumanSeconds(p.step_time_s) + "   (roofline estimate " +
+         HumanSeconds(l.step_time_s) + ", floor " + HumanSeconds(floor_s) + ")");
+  if (p.ttft_s) t.Line("  time to first token " + HumanSeconds(*p.ttft_s) + Floor(p.ttft_floor_s));
+  if (p.tpot_s) t.Line("  time per output token " + HumanSeconds(*p.tpot_s) + Floor(p.tpot_floor_s));
+  if (p.e2e_s) t.Line("  whole request    " + HumanSeconds(*p.e2e_s));
+  t.Line("  throughput       " + Fixed(p.tokens_per_s, 1) + " tokens/s");
+  if (p.dynamics) Dynamics(t, *p.dynamics);
+  const std::string kernels = KernelErrors(p);
+  if (!kernels.empty()) t.Line("  kernel fit error " + kernels);
+  const std::string e2e = EndToEndErrors(p);
+  t.Line("  end-to-end error " + (e2e.empty() ? std::string("no held-out measurement for this engine")
+                                               : e2e));
+}
+
 // Multi-device deployments: the split, per-device memory and the deployment's figures.
 void Parallel(Text& t, const ReportModel& m) {
   t.Line(t.Bold(DeploymentHeading(*m.deployment)));
@@ -210,6 +282,10 @@ std::string RenderText(const ReportModel& m, const TextStyle& style) {
   if (m.llm) {
     t.Line();
     Serving(t, *m.llm);
+    if (m.llm->predicted) {
+      t.Line();
+      Predicted(t, *m.llm);
+    }
     if (m.deployment) {
       t.Line();
       Parallel(t, m);

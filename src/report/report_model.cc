@@ -151,7 +151,7 @@ ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
 }
 
 ReportModel BuildLlmReport(const llm::Serving& serving, const llm::Evaluation& evaluation,
-                           int top_n) {
+                           int top_n, const llm::Predicted* predicted) {
   const auto busiest = static_cast<size_t>(evaluation.figures.per_device.busiest_stage);
   ReportModel m = BuildReport(serving.stage(busiest).graph, evaluation.step.ledger,
                               evaluation.step.analysis, serving.device(), top_n);
@@ -163,7 +163,7 @@ ReportModel BuildLlmReport(const llm::Serving& serving, const llm::Evaluation& e
   }
   for (const std::string& w : serving.build().warnings) m.warnings.push_back(w);
   for (const std::string& w : evaluation.warnings) m.warnings.push_back(w);
-  m.llm = LlmSection{evaluation.figures, serving.build().labels};
+  m.llm = LlmSection{evaluation.figures, serving.build().labels, std::nullopt};
   if (evaluation.figures.phase == llm::Phase::kPrefill) {
     // PrefillBindings: n = seqs · prompt.
     int64_t n = 0, seqs = 0;
@@ -172,6 +172,17 @@ ReportModel BuildLlmReport(const llm::Serving& serving, const llm::Evaluation& e
       if (name == import::hf::kSeqsSymbol) seqs = value;
     }
     if (seqs > 0) m.prompt = n / seqs;
+  }
+  if (predicted) {
+    m.llm->predicted = *predicted;
+    for (size_t i = 0; i < m.nodes.size() && i < predicted->node_time_s.size(); ++i) {
+      m.nodes[i].predicted_time_s = predicted->node_time_s[i];
+    }
+    for (const std::string& n : predicted->notes) {
+      if (std::find(m.assumptions.begin(), m.assumptions.end(), n) == m.assumptions.end()) {
+        m.assumptions.push_back(n);
+      }
+    }
   }
   if (!serving.deployment().one_device()) m.deployment = serving.deployment();
   return m;

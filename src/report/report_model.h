@@ -15,6 +15,7 @@
 #include "ir/graph.h"
 #include "llm/deployment.h"
 #include "llm/figures.h"
+#include "llm/predicted.h"
 #include "llm/serving.h"
 #include "roofline/roofline.h"
 
@@ -33,6 +34,7 @@ struct NodeRow {
   double time_s = 0;
   std::string bound;                // "memory" | "compute" | "none"
   bool flop_model = true;
+  std::optional<double> predicted_time_s;  // llm runs: the engine profile's time of the node
 
   uint64_t bytes() const { return bytes_read + bytes_written; }
 };
@@ -52,6 +54,7 @@ struct NotCosted {
 struct LlmSection {
   llm::Figures figures;
   llm::RecipeLabels recipe;
+  std::optional<llm::Predicted> predicted;  // llm.predicted: an engine's figures
 };
 
 // What state traffic is: the KV cache (attention and indexer caches, one entry per cached
@@ -107,7 +110,9 @@ ReportModel BuildReport(const ir::Graph& graph, const cost::Ledger& ledger,
 // The report of one `opscope llm` run (one device or a deployment): the busiest stage's step
 // (`totals`, `nodes`), the model's name, the serving figures, the deployment's split, and the
 // assumptions of the ledger, the roofline and the serving figures, each once.
+// With `predicted`: the llm.predicted block, each node's predicted_time_s, and the
+// prediction's notes among the assumptions.
 ReportModel BuildLlmReport(const llm::Serving& serving, const llm::Evaluation& evaluation,
-                           int top_n);
+                           int top_n, const llm::Predicted* predicted = nullptr);
 
 }  // namespace opscope::report

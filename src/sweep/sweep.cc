@@ -10,6 +10,7 @@
 #include <system_error>
 #include <thread>
 
+#include "llm/predicted.h"
 #include "roofline/roofline.h"
 #include "support/huge_pages.h"
 #include "sweep/step_plan.h"
@@ -114,8 +115,10 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
 // The rows of one (recipe, device, deployment) over batch × context.
 class GridRunner {
  public:
-  GridRunner(const SweepSpec& spec, const llm::Serving& serving, SweepResult& rep)
-      : spec_(spec), serving_(serving), rep_(rep) {}
+  // `predictor`: with --engine, the deployment's (nullptr: no predictions).
+  GridRunner(const SweepSpec& spec, const llm::Serving& serving, SweepResult& rep,
+             const llm::ServingPredictor* predictor)
+      : spec_(spec), serving_(serving), rep_(rep), predictor_(predictor) {}
 
   // Appends the grid's rows to the result, in order. A large grid (at least kPointsPerWorker
   // points a worker) is split by batch over threads, each with its own plans (a plan caches
@@ -153,6 +156,7 @@ class GridRunner {
     }
     base_ = rep_.rows.size();
     rep_.rows.resize(base_ + batches * contexts);
+    if (predictor_) rep_.predicted.resize(rep_.rows.size());
     ids_ = {device_index, recipe_index, deployment_index};
     std::vector<Worker> work(workers);
     std::vector<std::thread> threads;
@@ -226,11 +230,27 @@ class GridRunner {
             row.device = ids_.device;
             row.recipe = ids_.recipe;
             row.deployment = ids_.deployment;
+            if (predictor_) {
+              auto ok = Predict(batch, context, rep_.predicted[base_ + (b0 + i) * contexts + c0 + j]);
+              if (!ok) return ok;
+            }
             if (tick) tick(1);
           }
         }
       }
     }
+    return {};
+  }
+
+  // The engine's prediction of one point (--engine).
+  Result<void> Predict(int64_t batch, int64_t context, PredictedRow& out) const {
+    auto p = predictor_->Predict(PointWorkload(spec_, batch, context));
+    if (!p) return std::unexpected(p.error());
+    out.step_time_s = p->step_time_s;
+    out.tokens_per_s = p->tokens_per_s;
+    out.tpot_s = p->tpot_s;
+    if (!p->tpot_s && spec_.phase == llm::Phase::kDecode) out.tpot_s = p->step_time_s;
+    out.ttft_s = p->ttft_s;
     return {};
   }
 
@@ -294,6 +314,7 @@ class GridRunner {
   const SweepSpec& spec_;
   const llm::Serving& serving_;
   SweepResult& rep_;
+  const llm::ServingPredictor* predictor_;
   std::vector<std::vector<std::unique_ptr<StepPlan>>> plans_;  // [stage][worker]
   std::vector<llm::Serving::MemoryFit> fits_;                  // per context of the grid
   Layout layout_;
@@ -397,7 +418,14 @@ class Sweeper {
       AddUnique(rep_.assumptions, e->step.ledger.assumptions);
       AddUnique(rep_.assumptions, e->step.analysis.notes);
     }
-    GridRunner runner(spec_, **serving, rep_);
+    std::optional<llm::ServingPredictor> predictor;
+    if (spec_.engine) {
+      auto p = llm::ServingPredictor::Make(**serving, degrees, spec_.engine);
+      if (!p) return std::unexpected(p.error());
+      predictor.emplace(std::move(*p));
+      rep_.engine = predictor->engine();
+    }
+    GridRunner runner(spec_, **serving, rep_, predictor ? &*predictor : nullptr);
     return runner.Run(static_cast<uint32_t>(d), recipe, deployment,
                       [this](uint64_t n) { Tick(n); });
   }

@@ -49,6 +49,13 @@ struct SweepRow {
   bool fits = false;
 };
 
+// With --engine: the engine profile's figures of a point (llm.predicted's for its workload).
+struct PredictedRow {
+  double step_time_s = 0, tokens_per_s = 0;
+  std::optional<double> tpot_s;  // decode: the predicted step, or the request's with --gen-len
+  std::optional<double> ttft_s;  // prefill: the step; with --gen-len: the serving dynamics'
+};
+
 struct SweepResult {
   std::string model;
   llm::Phase phase = llm::Phase::kDecode;
@@ -56,6 +63,10 @@ struct SweepResult {
   std::vector<std::string> recipes;  // "weights/activations/kv"
   std::vector<SweepDeployment> deployments;
   std::vector<SweepRow> rows;
+  // With --engine: the engine's id and each point's prediction, parallel to `rows` (empty
+  // without --engine).
+  std::optional<std::string> engine;
+  std::vector<PredictedRow> predicted;
   // Deployments of the grid the model or device cannot take (heads not divisible by tp, ...):
   // "tp 3, ep 1, pp 1 on h200: option '--tp': ...", in grid order. They have no rows.
   std::vector<std::string> skipped;
@@ -75,6 +86,9 @@ struct Grid {
   std::optional<std::string> activations, kv_dtype, state_dtype;
   double mem_util = 0.9;
   std::optional<int64_t> gen_len;
+  // --engine: predict every point with this engine's profile (llm::ServingPredictor; one per
+  // deployment) beside its roofline figures.
+  std::optional<std::string> engine;
   // Parallel degrees (empty: 1), swept as axes; the rest as `opscope llm` takes them.
   std::vector<int64_t> tps, eps, pps;
   std::optional<int64_t> dp_attention, gpus_per_node, micro_batches;

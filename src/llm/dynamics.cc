@@ -1,0 +1,155 @@
+// Serving dynamics: steps counted, then timed (see dynamics.h; formulas in docs/llm.md).
+#include "llm/dynamics.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace opscope::llm {
+namespace {
+
+// f at a fractional x ≥ 0, linear between f(floor x) and f(ceil x).
+template <typename F>
+double Lerp(const F& f, double x) {
+  const double lo = std::floor(x);
+  const double at_lo = f(static_cast<int64_t>(lo));
+  if (x == lo) return at_lo;
+  const double at_hi = f(static_cast<int64_t>(lo) + 1);
+  return at_lo + (x - lo) * (at_hi - at_lo);
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Σ over a prompt's chunks (budget K: n_p − 1 full chunks and the rest) of chunk(tokens,
+// offset). Past 8 chunks the full chunks are timed first and last and summed as a line in the
+// offset (a chunk's attention grows linearly with the keys before it).
+template <typename F>
+double SumChunks(int64_t prompt, int64_t budget, const F& chunk) {
+  const int64_t chunks = CeilDiv(prompt, budget);
+  const int64_t full = prompt / budget, rest = prompt - full * budget;
+  double total = 0;
+  if (full <= 8) {
+    for (int64_t j = 0; j < full; ++j) total += chunk(budget, j * budget);
+  } else {
+    const double first = chunk(budget, 0), last = chunk(budget, (full - 1) * budget);
+    total = static_cast<double>(full) * (first + last) / 2;
+  }
+  if (rest > 0) total += chunk(rest, (chunks - 1) * budget);
+  return total;
+}
+
+}  // namespace
+
+int64_t StepTokenBudget(int64_t chunk_tokens, int64_t prompt) {
+  return chunk_tokens > 0 ? chunk_tokens : std::max(prompt, kUnchunkedStepTokens);
+}
+
+double ExpectedTokensPerStep(int64_t drafts, double acceptance) {
+  double tokens = 1, p = 1;
+  for (int64_t i = 0; i < drafts; ++i) {
+    p *= acceptance;
+    tokens += p;
+  }
+  return tokens;
+}
+
+double ClosedLoopWait(int64_t customers, double demand, double think) {
+  double queue = 0, residence = demand;
+  for (int64_t n = 1; n <= customers; ++n) {
+    residence = demand * (1 + queue);
+    const double throughput = static_cast<double>(n) / (residence + think);
+    queue = throughput * residence;
+  }
+  return std::max(0.0, residence - demand);
+}
+
+Composition Compose(const ServingLoad& load, int64_t chunk_tokens) {
+  const int64_t C = load.concurrency, I = load.prompt;
+  Composition c;
+  const int64_t budget = StepTokenBudget(chunk_tokens, I);
+  // Decoding sequences take their tokens of the budget first (vLLM counts them in
+  // max_num_batched_tokens); at most C − 1 others decode beside a prompt.
+  c.prefill_budget = std::max<int64_t>(1, budget - (C - 1));
+  c.prefill_chunks = CeilDiv(I, c.prefill_budget);
+  c.prefill_demand = static_cast<double>(I) / static_cast<double>(c.prefill_budget);
+  c.decode_steps = static_cast<double>(load.gen_len - 1) / load.tokens_per_step;
+  c.arrival_steps = C > 1 ? 0.5 : 0.0;
+  const double think = c.arrival_steps + (static_cast<double>(c.prefill_chunks) - c.prefill_demand) +
+                       c.decode_steps;
+  c.queue_steps = ClosedLoopWait(C, c.prefill_demand, think);
+  c.lifetime_steps = c.arrival_steps + c.queue_steps + static_cast<double>(c.prefill_chunks) +
+                     c.decode_steps;
+  const double others = static_cast<double>(C - 1);
+  c.others_decoding = others * c.decode_steps / c.lifetime_steps;
+  c.decode_seqs = 1 + c.others_decoding;
+  // Other requests' prompt tokens per step, in chunks of min(I, K_p); past one chunk a step
+  // (several short prompts at once) carries them all, up to the budget.
+  const double prompt_tokens = others * static_cast<double>(I) / c.lifetime_steps;
+  const int64_t chunk = std::min(I, c.prefill_budget);
+  c.chunk_share = std::min(1.0, prompt_tokens / static_cast<double>(chunk));
+  c.chunk_tokens = c.chunk_share < 1
+                       ? chunk
+                       : std::min(c.prefill_budget, static_cast<int64_t>(std::ceil(prompt_tokens)));
+  c.chunk_offset = c.prefill_budget * (c.prefill_chunks - 1) / 2;
+  return c;
+}
+
+DynamicsFigures Aggregated(const ServingLoad& load, const Composition& c, const StepClock& clock) {
+  DynamicsFigures f;
+  f.decode_seqs = c.decode_seqs;
+  const double decode_s = Lerp(clock.decode, c.decode_seqs);
+  double step_s = decode_s;
+  if (c.chunk_share > 0) {
+    const double mixed_s = Lerp(
+        [&](int64_t seqs) { return clock.mixed(seqs, c.chunk_tokens, c.chunk_offset); },
+        c.decode_seqs);
+    step_s = (1 - c.chunk_share) * decode_s + c.chunk_share * mixed_s;
+  }
+  f.step_s = step_s;
+  f.interference_s = (step_s - decode_s) / load.tokens_per_step;
+  f.tpot_s = step_s / load.tokens_per_step;
+  f.queue_s = (c.arrival_steps + c.queue_steps) * step_s;
+  f.prefill_s = SumChunks(load.prompt, c.prefill_budget, [&](int64_t tokens, int64_t offset) {
+    return Lerp([&](int64_t seqs) { return clock.mixed(seqs, tokens, offset); },
+                c.others_decoding);
+  });
+  f.ttft_s = f.queue_s + f.prefill_s;
+  f.e2e_s = f.ttft_s + static_cast<double>(load.gen_len - 1) * f.tpot_s;
+  f.tokens_per_s = static_cast<double>(load.concurrency * load.gen_len) / f.e2e_s;
+  return f;
+}
+
+DynamicsFigures Disaggregated(const ServingLoad& load, int64_t chunk_tokens,
+                              int64_t prefill_workers, int64_t decode_workers,
+                              double kv_transfer_s, const StepClock& prefill,
+                              const StepClock& decode) {
+  DynamicsFigures f;
+  const int64_t I = load.prompt;
+  const int64_t budget = StepTokenBudget(chunk_tokens, I);
+  const int64_t chunks = CeilDiv(I, budget);
+  f.prefill_s = SumChunks(I, budget, [&](int64_t tokens, int64_t offset) {
+    return prefill.mixed(0, tokens, offset);
+  });
+  f.kv_transfer_s = kv_transfer_s;
+  const double decode_steps = static_cast<double>(load.gen_len - 1) / load.tokens_per_step;
+  const int64_t per_decode_worker = CeilDiv(load.concurrency, decode_workers);
+  const double busy_decode_s = decode.decode(per_decode_worker);
+  // Each prefill worker serves its share of the loop; the rest of a request's life (the
+  // transfer and decode) is its think time.
+  const int64_t customers = CeilDiv(load.concurrency, prefill_workers);
+  const double think_s = kv_transfer_s + decode_steps * busy_decode_s;
+  const double arrival_s = customers > 1 ? 0.5 * f.prefill_s / static_cast<double>(chunks) : 0.0;
+  f.queue_s = arrival_s + ClosedLoopWait(customers, f.prefill_s, think_s);
+  f.ttft_s = f.queue_s + f.prefill_s + kv_transfer_s;
+  // A decode worker holds its requests for their decode share of the request's life.
+  const double share = static_cast<double>(load.concurrency) / static_cast<double>(decode_workers);
+  const double decode_life_s = decode_steps * busy_decode_s;
+  const double in_decode = decode_life_s + f.ttft_s > 0 ? decode_life_s / (decode_life_s + f.ttft_s) : 1.0;
+  f.decode_seqs = std::max(1.0, 1 + (share - 1) * in_decode);
+  f.step_s = Lerp(decode.decode, f.decode_seqs);
+  f.tpot_s = f.step_s / load.tokens_per_step;
+  f.e2e_s = f.ttft_s + static_cast<double>(load.gen_len - 1) * f.tpot_s;
+  f.tokens_per_s = static_cast<double>(load.concurrency * load.gen_len) / f.e2e_s;
+  return f;
+}
+
+}  // namespace opscope::llm

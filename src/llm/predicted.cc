@@ -1,0 +1,576 @@
+// Predicted serving figures (see predicted.h): engine-profile step times per stage, composed
+// into the steps the serving dynamics ask for, through ServingFigures.
+#include "llm/predicted.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "llm/floor.h"
+#include "predict/accuracy.h"
+#include "predict/predict.h"
+#include "predict/profile.h"
+
+namespace opscope::llm {
+namespace {
+
+using predict::EngineProfile;
+using predict::KernelClass;
+using predict::StepPredictor;
+
+std::optional<int64_t> ParseInt(std::string_view text) {
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+cost::Workload Bindings(int64_t rows, int64_t seqs, int64_t context) {
+  return cost::Workload{{{import::hf::kTokensSymbol, rows},
+                         {import::hf::kSeqsSymbol, seqs},
+                         {import::hf::kContextSymbol, context}}};
+}
+
+// The profile --engine names (or the device's default) and why it was chosen.
+struct Engine {
+  std::shared_ptr<const EngineProfile> profile;
+  const predict::DeviceProfile* entry = nullptr;
+  std::string why;
+};
+
+Result<Engine> ResolveEngine(const std::optional<std::string>& name, const device::Device& device) {
+  Engine e;
+  std::string id;
+  if (name) {
+    id = *name;
+    e.why = "--engine";
+  } else {
+    id = std::string(predict::DefaultEngine(device));
+    e.why = id == "roofline" ? "no engine profile for " + device.name + ": kernels at their roofline"
+                             : "default for " + device.name;
+  }
+  auto profile = predict::ResolveEngineProfile(id);
+  if (!profile) return MakeError("option '--engine': " + profile.error().message);
+  e.profile = std::make_shared<const EngineProfile>(std::move(*profile));
+  auto entry = predict::FindDeviceProfile(*e.profile, device);
+  if (!entry) return MakeError("option '--engine': " + entry.error().message);
+  e.entry = *entry;
+  return e;
+}
+
+// One stage's step at one binding: its ledger, roofline and prediction.
+struct StagePrediction {
+  StepResult step;
+  predict::StepPrediction prediction;
+};
+
+// The predictors of one Serving's stages (compiled once) and the steps they time.
+class Timer {
+ public:
+  static Result<std::unique_ptr<Timer>> Make(const Serving& serving, const Engine& engine) {
+    std::unique_ptr<Timer> t(new Timer(serving, engine));
+    for (const StepGraph* g : serving.stages()) {
+      auto p = StepPredictor::Compile(g->graph, serving.device(), *engine.profile);
+      if (!p) return MakeError("option '--engine': " + p.error().message);
+      t->predictors_.push_back(std::move(*p));
+    }
+    return t;
+  }
+
+  const Serving& serving() const { return serving_; }
+  const StepPredictor& predictor(size_t s) const { return *predictors_[s]; }
+
+  Result<StagePrediction> Stage(size_t s, const cost::Workload& b, bool decode) const {
+    auto step = AnalyzeStep(serving_.stage(s), b, serving_.device());
+    if (!step) return std::unexpected(step.error());
+    // Decode steps replay CUDA graphs where the engine captures them; steps with prompt tokens
+    // run kernels long enough to hide their launches.
+    const predict::StepOptions options{decode ? engine_.profile->defaults.cuda_graphs : true, true};
+    auto p = predictors_[s]->Predict(step->ledger, step->analysis, options);
+    if (!p) return std::unexpected(p.error());
+    return StagePrediction{std::move(*step), std::move(*p)};
+  }
+
+  // The deployment's step from its stages' times (ServingFigures: the pipeline, micro-batches).
+  double DeploymentStep(int64_t batch, std::span<const double> stage_s) const {
+    Workload w;
+    w.batch = std::max<int64_t>(1, batch);
+    StageTimes times;
+    times.step_s = stage_s;
+    Figures f;
+    ServingFigures(serving_, w, times, f, &fit_);
+    return f.step_time_s;
+  }
+
+  // Every stage at one binding (the device's share of `batch` sequences).
+  Result<double> Step(int64_t batch, const cost::Workload& b, bool decode) const {
+    std::vector<double> stage_s;
+    for (size_t s = 0; s < predictors_.size(); ++s) {
+      auto p = Stage(s, b, decode);
+      if (!p) return std::unexpected(p.error());
+      stage_s.push_back(p->prediction.step_time_s);
+    }
+    return DeploymentStep(batch, stage_s);
+  }
+
+  // The fused floor (best-case KV) of every stage at one binding, Σ over stages: one sequence
+  // crosses each of them.
+  Result<double> Floor(const cost::Workload& b) const {
+    double floor_s = 0;
+    for (size_t s = 0; s < predictors_.size(); ++s) {
+      auto step = AnalyzeStep(serving_.stage(s), b, serving_.device());
+      if (!step) return std::unexpected(step.error());
+      LowerMemoryFloor(BestCaseKvSavedBytes(serving_.stage(s).graph, step->ledger),
+                       serving_.device(), step->analysis.totals);
+      floor_s += step->analysis.totals.fused_floor_s;
+    }
+    return floor_s;
+  }
+
+ private:
+  Timer(const Serving& serving, const Engine& engine)
+      : serving_(serving), engine_(engine), fit_(serving.Fit(1, 0.9)) {}
+
+  const Serving& serving_;
+  Engine engine_;
+  Serving::MemoryFit fit_;
+  std::vector<std::unique_ptr<StepPredictor>> predictors_;
+};
+
+// The first error a clock met (its functions return numbers).
+struct ClockError {
+  std::optional<Error> error;
+  double Take(Result<double> r) {
+    if (r) return *r;
+    if (!error) error = r.error();
+    return 0;
+  }
+};
+
+// The steps the dynamics ask one worker for, each timed once (cached).
+class Clocks {
+ public:
+  Clocks(const Timer& timer, int64_t context, const std::optional<Speculative>& spec,
+         ClockError& error)
+      : timer_(timer), context_(context), spec_(spec), error_(error) {}
+
+  StepClock Clock() {
+    return {[this](int64_t seqs) { return Decode(std::max<int64_t>(1, seqs)); },
+            [this](int64_t seqs, int64_t chunk, int64_t offset) {
+              return Mixed(seqs, chunk, offset);
+            }};
+  }
+
+ private:
+  double Decode(int64_t seqs) {
+    auto [it, fresh] = decode_.try_emplace(seqs, 0.0);
+    if (fresh) it->second = error_.Take(TimeDecode(seqs));
+    return it->second;
+  }
+  double Mixed(int64_t seqs, int64_t chunk, int64_t offset) {
+    auto [it, fresh] = mixed_.try_emplace(std::tuple{seqs, chunk, offset}, 0.0);
+    if (fresh) it->second = error_.Take(TimeMixed(seqs, chunk, offset));
+    return it->second;
+  }
+
+  int64_t DeviceSeqs(int64_t seqs) const { return timer_.serving().deployment().Split(seqs).seqs; }
+
+  Result<double> TimeDecode(int64_t seqs) const;
+  Result<double> TimeMixed(int64_t seqs, int64_t chunk, int64_t offset) const;
+  Result<double> DraftTime(int64_t seqs) const;
+
+  const Timer& timer_;
+  int64_t context_;
+  const std::optional<Speculative>& spec_;
+  ClockError& error_;
+  std::map<int64_t, double> decode_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, double> mixed_;
+};
+
+// A decode step of `seqs` sequences at the mean context; speculative: the verify step (N + 1
+// rows per sequence) and N draft steps of the MTP module.
+Result<double> Clocks::TimeDecode(int64_t seqs) const {
+  const int64_t s = DeviceSeqs(seqs);
+  if (!spec_) return timer_.Step(seqs, DecodeBindings(s, context_), true);
+  const int64_t rows = spec_->drafts + 1;
+  auto verify = timer_.Step(seqs, Bindings(s * rows, s, context_), true);
+  if (!verify) return verify;
+  auto draft = DraftTime(s);
+  if (!draft) return draft;
+  return *verify + static_cast<double>(spec_->drafts) * *draft;
+}
+
+// One draft token of the MTP module at `s` sequences per device, from the decode step's nodes:
+// its blocks at the mean decoder layer's time, the LM head, and the [hidden, 2·hidden]
+// projection at the mean layer's time per parameter.
+Result<double> Clocks::DraftTime(int64_t s) const {
+  const Serving& serving = timer_.serving();
+  const ModelBuild& build = serving.build();
+  const import::hf::ModelSpec& spec = build.model.spec;
+  double layers_s = 0, head_s = 0;
+  for (size_t k = 0; k < serving.stage_count(); ++k) {
+    auto p = timer_.Stage(k, DecodeBindings(s, context_), true);
+    if (!p) return std::unexpected(p.error());
+    const ir::Graph& g = serving.stage(k).graph;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const double t = p->prediction.node_time_s[i];
+      if (g.nodes[i].op == ir::OpKind::kLmHead) {
+        head_s += t;
+      } else if (g.nodes[i].op != ir::OpKind::kEmbedding) {
+        layers_s += t;
+      }
+    }
+  }
+  const auto layers = static_cast<double>(std::max<int64_t>(1, spec.num_layers()));
+  const double layer_s = layers_s / layers;
+  const double hidden = static_cast<double>(spec.hidden);
+  const double head_params = hidden * static_cast<double>(spec.vocab);
+  const double layer_params =
+      std::max(1.0, (static_cast<double>(build.figures.params_active) -
+                     static_cast<double>(build.figures.params_embedding) -
+                     (spec.tie_embeddings ? 0.0 : head_params)) / layers);
+  const double blocks = static_cast<double>(std::max<size_t>(1, spec.mtp.blocks.size()));
+  return blocks * layer_s + head_s + layer_s * 2 * hidden * hidden / layer_params;
+}
+
+// A step of `seqs` decoding sequences and one chunk of a prompt: the nodes outside attention
+// at the step's token rows ((D + 1) sequences of m rows, m·(D + 1) ≈ D + chunk), attention as
+// the decode of D sequences at the mean context plus the chunk's over the `offset` keys before
+// it; the step's fixed costs once.
+Result<double> Clocks::TimeMixed(int64_t seqs, int64_t chunk, int64_t offset) const {
+  if (seqs == 0) return timer_.Step(1, Bindings(chunk, 1, offset), false);
+  const int64_t s = DeviceSeqs(seqs);
+  const int64_t m = std::max<int64_t>(1, (s + chunk + s / 2) / (s + 1));
+  std::vector<double> stage_s;
+  for (size_t k = 0; k < timer_.serving().stage_count(); ++k) {
+    auto mixed = timer_.Stage(k, Bindings((s + 1) * m, s + 1, context_), false);
+    if (!mixed) return std::unexpected(mixed.error());
+    auto decode = timer_.Stage(k, DecodeBindings(s, context_), true);
+    if (!decode) return std::unexpected(decode.error());
+    auto own = timer_.Stage(k, Bindings(chunk, 1, offset), false);
+    if (!own) return std::unexpected(own.error());
+    const ir::Graph& g = timer_.serving().stage(k).graph;
+    double t = mixed->prediction.overhead_s;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      t += ir::Family(g.nodes[i].op) == ir::OpFamily::kPagedAttention
+               ? decode->prediction.node_time_s[i] + own->prediction.node_time_s[i]
+               : mixed->prediction.node_time_s[i];
+    }
+    stage_s.push_back(t);
+  }
+  return timer_.DeploymentStep(seqs + 1, stage_s);
+}
+
+
+// ---- The prediction ------------------------------------------------------------------------
+
+// The classes holding at least a tenth of the step's kernel time (at most three, largest
+// first), each with the fit error of the parameters that timed it.
+std::vector<KernelClassError> DominantClasses(const StepPredictor& predictor,
+                                              const predict::StepPrediction& p,
+                                              const std::string& basis) {
+  std::map<std::pair<std::string, std::string>, KernelClassError> by_class;
+  for (size_t i = 0; i < p.node_time_s.size(); ++i) {
+    const predict::KernelParams* params = predictor.ParamsOf(i, p.node_class[i]);
+    if (params == nullptr || p.node_time_s[i] <= 0) continue;
+    const std::string cls(predict::KernelClassName(p.node_class[i]));
+    KernelClassError& e = by_class[{cls, params->variant}];
+    e.kernel_class = cls;
+    e.variant = params->variant;
+    e.share += p.node_time_s[i];
+    e.basis = basis;
+    e.samples = params->fit.samples;
+    e.median_abs_error = params->fit.median_abs_error;
+    e.p90_abs_error = params->fit.p90_abs_error;
+  }
+  std::vector<KernelClassError> out;
+  for (auto& [key, e] : by_class) {
+    e.share = p.kernels_s > 0 ? e.share / p.kernels_s : 0;
+    if (e.share >= 0.1) out.push_back(e);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const KernelClassError& a, const KernelClassError& b) {
+    return a.share > b.share;
+  });
+  if (out.size() > 3) out.resize(3);
+  return out;
+}
+
+// The held-out end-to-end errors of the engine on the device, else over all its devices.
+std::vector<EndToEndErrorFigure> EndToEndFigures(const std::string& engine,
+                                                 const std::string& device) {
+  std::vector<EndToEndErrorFigure> own, all;
+  for (const predict::EndToEndError& e : predict::EndToEndErrors()) {
+    if (e.engine != engine) continue;
+    if (e.device == device) own.push_back({e.metric, device, e.runs, e.median_abs_error});
+    if (e.device == "*") all.push_back({e.metric, "all devices", e.runs, e.median_abs_error});
+  }
+  return own.empty() ? all : own;
+}
+
+void AddNote(std::vector<std::string>& notes, const std::string& note) {
+  if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+}
+
+// The static step (the workload `opscope llm` evaluates), predicted: node times of the busiest
+// stage, the stages' times through ServingFigures, the dominant classes.
+Result<void> PredictStaticStep(const Timer& timer, const Workload& w,
+                               std::optional<size_t> node_stage, const Engine& engine,
+                               Predicted& out) {
+  const Serving& serving = timer.serving();
+  const BatchSplit split = serving.deployment().Split(w.batch);
+  const bool prefill = w.phase == Phase::kPrefill;
+  const cost::Workload b = prefill ? PrefillBindings(split.seqs, w.Prompt())
+                                   : DecodeBindings(split.seqs, w.context);
+  std::vector<double> stage_s;
+  for (size_t s = 0; s < serving.stage_count(); ++s) {
+    auto p = timer.Stage(s, b, !prefill);
+    if (!p) return std::unexpected(p.error());
+    stage_s.push_back(p->prediction.step_time_s);
+    for (const std::string& n : p->prediction.notes) AddNote(out.notes, n);
+    if (s != node_stage) continue;
+    out.node_time_s = p->prediction.node_time_s;
+    out.kernel_errors = DominantClasses(timer.predictor(s), p->prediction, engine.entry->basis);
+  }
+  Workload step = w;
+  step.gen_len.reset();
+  StageTimes times;
+  times.step_s = stage_s;
+  const Figures f = ServingFigures(serving, step, times);
+  out.step_time_s = f.step_time_s;
+  out.tokens_per_s = f.tokens_per_s;
+  if (prefill) {
+    out.ttft_s = f.ttft_s;
+    auto floor = timer.Floor(b);
+    if (!floor) return std::unexpected(floor.error());
+    out.ttft_floor_s = *floor;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<Disagg> ParseDisagg(std::string_view text) {
+  const size_t colon = text.find(':');
+  std::optional<int64_t> p, d;
+  if (colon != std::string_view::npos) {
+    p = ParseInt(text.substr(0, colon));
+    d = ParseInt(text.substr(colon + 1));
+  }
+  if (!p || !d || *p < 1 || *d < 1 || *p > 4096 || *d > 4096) {
+    return MakeError("option '--disagg': expected P:D, prefill and decode workers (e.g. 1:1), "
+                     "got '" + std::string(text) + "'");
+  }
+  Disagg g;
+  g.prefill_workers = *p;
+  g.decode_workers = *d;
+  return g;
+}
+
+Result<Speculative> ParseSpeculative(std::string_view text, double acceptance) {
+  std::optional<int64_t> n;
+  if (text.starts_with("mtp:")) n = ParseInt(text.substr(4));
+  if (!n || *n < 1 || *n > 16) {
+    return MakeError("option '--speculative': expected mtp:N with N draft tokens in 1..16, got '" +
+                     std::string(text) + "'");
+  }
+  if (!(acceptance >= 0 && acceptance <= 1)) {
+    return MakeError("option '--acceptance': must be in [0, 1], got " + std::to_string(acceptance));
+  }
+  return Speculative{*n, acceptance};
+}
+
+
+namespace {
+
+// The link a disaggregated request's KV crosses: the interconnect when every worker's devices
+// fit in one node, else the network; its bytes/s and latency.
+Result<std::pair<double, double>> TransferLink(const device::Device& d, int64_t devices) {
+  const bool one_node = d.devices_per_node && static_cast<double>(devices) <= *d.devices_per_node;
+  const std::optional<double>& bw = one_node ? d.interconnect_bytes_per_s : d.network_bytes_per_s;
+  const std::optional<double>& lat = one_node ? d.interconnect_latency_s : d.network_latency_s;
+  if (!bw) {
+    return MakeError("option '--disagg': the KV moves over the " +
+                     std::string(one_node ? "interconnect" : "network") + ", which device '" +
+                     d.name + "' has no " +
+                     (one_node ? "interconnect_bytes_per_s" : "network_bytes_per_s") +
+                     " figure for");
+  }
+  return std::pair{*bw, lat.value_or(0.0)};
+}
+
+// A deployment of the model with tensor-parallel degree `tp` (the other degrees as given).
+Result<Serving> Redeploy(const Serving& serving, Degrees degrees, int64_t tp,
+                         const char* option) {
+  degrees.tp = tp;
+  std::string why;
+  auto s = Serving::Deploy(serving.shared_build(), degrees, serving.device(), why);
+  if (!s) return std::unexpected(s.error());
+  if (!*s) return MakeError("option '" + std::string(option) + "': " + why);
+  return std::move(**s);
+}
+
+struct RequestShape {
+  ServingLoad load;
+  int64_t context = 0;  // the mean decode context I + (O − 1)/2
+  std::optional<Speculative> spec;
+};
+
+// Aggregated: one worker, the request's steps composed and timed on it.
+Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, int64_t chunk) {
+  ClockError error;
+  Clocks clocks(timer, r.context, r.spec, error);
+  PredictedDynamics d;
+  d.mode = "aggregated";
+  d.chunk_tokens = chunk;
+  d.figures = Aggregated(r.load, Compose(r.load, chunk), clocks.Clock());
+  if (error.error) return std::unexpected(*error.error);
+  return d;
+}
+
+// Disaggregated: prefill and decode workers, each deployment at its own tp, the KV between.
+Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& engine,
+                                       const Degrees& degrees, const Disagg& g,
+                                       const RequestShape& r, int64_t chunk) {
+  auto prefill = Redeploy(serving, degrees, g.prefill_tp.value_or(degrees.tp), "--prefill-tp");
+  if (!prefill) return std::unexpected(prefill.error());
+  auto decode = Redeploy(serving, degrees, g.decode_tp.value_or(degrees.tp), "--decode-tp");
+  if (!decode) return std::unexpected(decode.error());
+  auto prefill_timer = Timer::Make(*prefill, engine);
+  if (!prefill_timer) return std::unexpected(prefill_timer.error());
+  auto decode_timer = Timer::Make(*decode, engine);
+  if (!decode_timer) return std::unexpected(decode_timer.error());
+  const int64_t devices = g.prefill_workers * prefill->deployment().devices +
+                          g.decode_workers * decode->deployment().devices;
+  auto link = TransferLink(serving.device(), devices);
+  if (!link) return std::unexpected(link.error());
+  // Each prefill device sends what it holds of the sequence, all at once.
+  uint64_t bytes = 0;
+  for (size_t s = 0; s < prefill->stage_count(); ++s) {
+    bytes = std::max(bytes, prefill->StageBytesPerSeq(s, r.load.prompt));
+  }
+  const double transfer_s = static_cast<double>(bytes) / link->first + link->second;
+  ClockError error;
+  Clocks prefill_clocks(**prefill_timer, r.context, std::nullopt, error);
+  Clocks decode_clocks(**decode_timer, r.context, r.spec, error);
+  PredictedDynamics d;
+  d.mode = "disaggregated";
+  d.chunk_tokens = chunk;
+  d.prefill_workers = g.prefill_workers;
+  d.decode_workers = g.decode_workers;
+  d.figures = Disaggregated(r.load, chunk, g.prefill_workers, g.decode_workers, transfer_s,
+                            prefill_clocks.Clock(), decode_clocks.Clock());
+  if (error.error) return std::unexpected(*error.error);
+  return d;
+}
+
+// The whole request (--gen-len): its dynamics and floors.
+Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine& engine,
+                            const ServingModes& o, const Degrees& degrees, Predicted& out) {
+  const Serving& serving = timer.serving();
+  RequestShape r;
+  r.load.concurrency = w.batch;
+  r.load.prompt = w.prompt.value_or(w.context);
+  r.load.gen_len = *w.gen_len;
+  r.context = r.load.prompt + (r.load.gen_len - 1) / 2;
+  r.spec = o.speculative;
+  if (o.speculative) {
+    if (serving.build().model.spec.mtp.modules == 0) {
+      return MakeError("option '--speculative': " + serving.build().model.name +
+                       " has no multi-token-prediction modules (num_nextn_predict_layers)");
+    }
+    r.load.tokens_per_step = ExpectedTokensPerStep(o.speculative->drafts, o.speculative->acceptance);
+  }
+  const int64_t chunk = predict::ChunkedPrefillTokens(*engine.profile, *engine.entry);
+  auto d = o.disagg ? Disaggregate(serving, engine, degrees, *o.disagg, r, chunk)
+                    : Aggregate(timer, r, chunk);
+  if (!d) return std::unexpected(d.error());
+  d->concurrency = r.load.concurrency;
+  d->prompt = r.load.prompt;
+  d->gen_len = r.load.gen_len;
+  d->tokens_per_step = r.load.tokens_per_step;
+  out.ttft_s = d->figures.ttft_s;
+  out.tpot_s = d->figures.tpot_s;
+  out.e2e_s = d->figures.e2e_s;
+  out.tokens_per_s = d->figures.tokens_per_s;
+  out.dynamics = std::move(*d);
+  // Floors: one sequence's prompt, and one decode step after it yielding at most N + 1 tokens.
+  auto ttft_floor = timer.Floor(PrefillBindings(1, r.load.prompt));
+  if (!ttft_floor) return std::unexpected(ttft_floor.error());
+  auto tpot_floor = timer.Floor(DecodeBindings(1, r.load.prompt));
+  if (!tpot_floor) return std::unexpected(tpot_floor.error());
+  out.ttft_floor_s = *ttft_floor;
+  out.tpot_floor_s = *tpot_floor / static_cast<double>(o.speculative ? o.speculative->drafts + 1 : 1);
+  return {};
+}
+
+}  // namespace
+
+struct ServingPredictor::State {
+  Engine engine;
+  std::unique_ptr<Timer> timer;
+  Degrees degrees;
+};
+
+ServingPredictor::ServingPredictor(std::unique_ptr<State> state) : state_(std::move(state)) {}
+ServingPredictor::ServingPredictor(ServingPredictor&&) noexcept = default;
+ServingPredictor& ServingPredictor::operator=(ServingPredictor&&) noexcept = default;
+ServingPredictor::~ServingPredictor() = default;
+
+Result<ServingPredictor> ServingPredictor::Make(const Serving& serving, const Degrees& degrees,
+                                                const std::optional<std::string>& engine) {
+  auto e = ResolveEngine(engine, serving.device());
+  if (!e) return std::unexpected(e.error());
+  auto state = std::make_unique<State>();
+  state->engine = std::move(*e);
+  state->degrees = degrees;
+  auto timer = Timer::Make(serving, state->engine);
+  if (!timer) return std::unexpected(timer.error());
+  state->timer = std::move(*timer);
+  return ServingPredictor(std::move(state));
+}
+
+const std::string& ServingPredictor::engine() const { return state_->engine.profile->engine; }
+
+Result<Predicted> ServingPredictor::Predict(const Workload& workload, const ServingModes& modes,
+                                            std::optional<size_t> node_stage) const {
+  const Engine& engine = state_->engine;
+  const Timer& timer = *state_->timer;
+  Predicted out;
+  out.engine = engine.profile->engine;
+  out.why = engine.why;
+  out.basis = engine.profile->transparent ? "transparent" : engine.entry->basis;
+  out.version = engine.profile->version;
+  if (auto ok = PredictStaticStep(timer, workload, node_stage, engine, out); !ok) {
+    return std::unexpected(ok.error());
+  }
+  if (workload.gen_len) {
+    if (auto ok = PredictRequest(timer, workload, engine, modes, state_->degrees, out); !ok) {
+      return std::unexpected(ok.error());
+    }
+  }
+  out.end_to_end_errors = EndToEndFigures(out.engine, timer.serving().device().name);
+  return out;
+}
+
+Result<Predicted> PredictServing(const Serving& serving, const Workload& workload,
+                                 const Evaluation& evaluation, const PredictOptions& options,
+                                 const Degrees& degrees) {
+  auto predictor = ServingPredictor::Make(serving, degrees, options.engine);
+  if (!predictor) return std::unexpected(predictor.error());
+  return predictor->Predict(workload, options,
+                            static_cast<size_t>(evaluation.figures.per_device.busiest_stage));
+}
+
+Result<PredictedRun> RunLlmPredicted(const Request& request, const PredictOptions& options) {
+  auto run = RunLlm(request);
+  if (!run) return std::unexpected(run.error());
+  auto predicted =
+      PredictServing(run->serving, request.workload, run->evaluation, options, request.degrees);
+  if (!predicted) return std::unexpected(predicted.error());
+  return PredictedRun{std::move(*run), std::move(*predicted)};
+}
+
+}  // namespace opscope::llm

@@ -1,0 +1,146 @@
+// Predicted serving figures (`llm.predicted`, docs/engines.md and docs/llm.md "Serving
+// dynamics"): a serving engine's profile (predict/) times every node of each stage's step
+// graph; those stage times go through THE figures function (ServingFigures) for the step the
+// static figures describe, and through the serving dynamics (dynamics.h) for whole requests —
+// C requests in flight under continuous batching, disaggregated prefill and decode, and
+// speculative decoding with the model's MTP modules. Beside each figure: the fused floor (a
+// true lower bound) and the error the profile's fit and the held-out end-to-end measurements
+// show (docs/accuracy.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "llm/dynamics.h"
+#include "llm/serving.h"
+#include "support/error.h"
+
+namespace opscope::llm {
+
+// --disagg P:D with --prefill-tp / --decode-tp (default: --tp).
+struct Disagg {
+  int64_t prefill_workers = 1, decode_workers = 1;
+  std::optional<int64_t> prefill_tp, decode_tp;
+};
+// "P:D", both positive; the error names --disagg.
+Result<Disagg> ParseDisagg(std::string_view text);
+
+// --speculative mtp:N --acceptance R: N draft tokens from the model's MTP module(s) per step,
+// each accepted with probability R (until the first rejection).
+struct Speculative {
+  int64_t drafts = 0;
+  double acceptance = 0;
+};
+// "mtp:N" with N in 1..16; the error names --speculative.
+Result<Speculative> ParseSpeculative(std::string_view text, double acceptance);
+
+// How the requests are served (default: aggregated continuous batching, no speculation).
+struct ServingModes {
+  std::optional<Disagg> disagg;
+  std::optional<Speculative> speculative;
+};
+
+struct PredictOptions : ServingModes {
+  // --engine: a built-in id or a profile .json; nullopt: the device's default engine.
+  std::optional<std::string> engine;
+};
+
+// The fit error of a kernel class that holds a large share of the predicted step.
+struct KernelClassError {
+  std::string kernel_class, variant;  // the parameters used (after fallbacks)
+  double share = 0;                   // of the step's kernel time
+  std::string basis;                  // the device entry's: fitted, public, derived
+  uint32_t samples = 0;               // 0: not fitted (no error figure)
+  double median_abs_error = 0, p90_abs_error = 0;
+};
+
+// The held-out end-to-end error of the engine (docs/accuracy.md) for one metric.
+struct EndToEndErrorFigure {
+  std::string metric;  // "tpot", "ttft", "decode_tokens_per_s", ...
+  std::string scope;   // the device id, or "all devices"
+  uint32_t runs = 0;
+  double median_abs_error = 0;
+};
+
+// The serving dynamics of a whole request (with --gen-len).
+struct PredictedDynamics {
+  std::string mode;  // "aggregated" | "disaggregated"
+  int64_t concurrency = 1, prompt = 0, gen_len = 0;
+  int64_t chunk_tokens = 0;    // the engine's chunked-prefill budget (0: whole prompts)
+  double tokens_per_step = 1;  // speculative decoding's expected tokens per step
+  int64_t prefill_workers = 0, decode_workers = 0;  // disaggregated
+  DynamicsFigures figures;
+};
+
+struct Predicted {
+  std::string engine;   // the profile's id
+  std::string why;      // "--engine", "default for h100-sxm", "no engine profile for tpu-v5e"
+  std::string basis;    // the device entry's (fitted, public, derived; transparent)
+  std::string version;  // engine versions the profile describes
+  // The step the static figures describe (llm.step_time_s), predicted.
+  double step_time_s = 0, tokens_per_s = 0;
+  std::optional<double> ttft_s, tpot_s, e2e_s;  // with --gen-len: the dynamics'; prefill: ttft
+  // Fused floors (best-case KV; a speculative step's tokens at most N + 1): nothing beats them.
+  std::optional<double> ttft_floor_s, tpot_floor_s;
+  std::optional<PredictedDynamics> dynamics;
+  std::vector<KernelClassError> kernel_errors;     // the dominant classes, largest first
+  std::vector<EndToEndErrorFigure> end_to_end_errors;
+  std::vector<double> node_time_s;  // the busiest stage's nodes (the report's), parallel to them
+  std::vector<std::string> notes;   // what the prediction assumes or substituted
+};
+
+// THE prediction entry point for callers that predict many points (a sweep, a planner): one
+// deployment (`serving`, deployed with `degrees`) with one engine — the engine's profile
+// resolved for the device and every stage's StepPredictor compiled once — then Predict per
+// point: each step it times is analyzed (ledger + roofline) and timed by the profile; no graph
+// is rebuilt (--disagg alone redeploys the prefill and decode workers at their own tp).
+// `serving` must outlive the predictor.
+//
+//   auto p = ServingPredictor::Make(serving, degrees, "vllm");      // once per deployment
+//   for (const Workload& w : points) auto figures = p->Predict(w);   // per point
+//
+// Predict's figures: the static step of `workload` (step_time_s, tokens_per_s; prefill:
+// ttft_s and its floor) and, with workload.gen_len, the whole request under the serving
+// dynamics (ttft_s, tpot_s, e2e_s, tokens_per_s, their floors; `modes`: --disagg,
+// --speculative). `node_stage`: the stage whose per-node times to keep in node_time_s (the
+// report's busiest stage); nullopt keeps none (the cheaper call for a planner).
+// Errors name the option: --engine without a profile for the device, --speculative on a model
+// without MTP modules, --disagg over a link the device has no figure for.
+class ServingPredictor {
+ public:
+  static Result<ServingPredictor> Make(const Serving& serving, const Degrees& degrees,
+                                       const std::optional<std::string>& engine);
+  Result<Predicted> Predict(const Workload& workload, const ServingModes& modes = {},
+                            std::optional<size_t> node_stage = std::nullopt) const;
+  const std::string& engine() const;  // the profile's id
+
+  ServingPredictor(ServingPredictor&&) noexcept;
+  ServingPredictor& operator=(ServingPredictor&&) noexcept;
+  ~ServingPredictor();
+
+ private:
+  struct State;
+  explicit ServingPredictor(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// The prediction of `evaluation` (Evaluate of `workload` on `serving`): a ServingPredictor
+// made for it, its node times those of the evaluation's busiest stage. Errors name the option:
+// an engine without a profile for the device, --speculative on a model without MTP modules,
+// --disagg over a link the device has no figure for.
+Result<Predicted> PredictServing(const Serving& serving, const Workload& workload,
+                                 const Evaluation& evaluation, const PredictOptions& options,
+                                 const Degrees& degrees);
+
+// `opscope llm` with its prediction: RunLlm, then PredictServing of its evaluation.
+struct PredictedRun {
+  LlmRun run;
+  Predicted predicted;
+};
+Result<PredictedRun> RunLlmPredicted(const Request& request, const PredictOptions& options);
+
+}  // namespace opscope::llm

@@ -1,0 +1,292 @@
+// Predicted serving figures (issue 14): the serving dynamics as closed forms on synthetic step
+// clocks (dynamics.h), and the engine-profile prediction of real models through
+// ServingPredictor — floor ≤ predicted, monotone in load, `--engine roofline` equal to the
+// roofline estimate, the serving modes' option errors, and --isl/--osl as spellings of
+// --prompt/--gen-len.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "llm/dynamics.h"
+#include "llm/predicted.h"
+#include "llm/serving.h"
+#include "testing/run_binary.h"
+
+namespace opscope::llm {
+namespace {
+
+// ---- Dynamics: closed forms ------------------------------------------------------------------
+
+TEST(Dynamics, ExpectedTokensPerStepIsTheAcceptancePrefixSum) {
+  EXPECT_DOUBLE_EQ(ExpectedTokensPerStep(0, 0.7), 1.0);  // no drafts: the verified token
+  EXPECT_DOUBLE_EQ(ExpectedTokensPerStep(3, 1.0), 4.0);  // every draft accepted: N + 1
+  EXPECT_DOUBLE_EQ(ExpectedTokensPerStep(3, 0.0), 1.0);
+  EXPECT_DOUBLE_EQ(ExpectedTokensPerStep(2, 0.5), 1.0 + 0.5 + 0.25);
+}
+
+TEST(Dynamics, ClosedLoopWaitIsMeanValueAnalysis) {
+  EXPECT_DOUBLE_EQ(ClosedLoopWait(1, 2.0, 5.0), 0.0);  // alone: no wait
+  // Two customers, demand D = 1, think Z = 3: Q(1) = D / (D + Z) = 1/4, R(2) = D (1 + 1/4),
+  // wait = R(2) − D = 0.25.
+  EXPECT_DOUBLE_EQ(ClosedLoopWait(2, 1.0, 3.0), 0.25);
+  // No think time: N customers on one server wait for the N − 1 others, (N − 1)·D.
+  EXPECT_NEAR(ClosedLoopWait(5, 2.0, 0.0), 8.0, 1e-12);
+}
+
+// Clocks linear in their arguments: decode(s) = 1 ms + 10 us·s; a step with a prompt chunk
+// adds 1 us per prompt token and 1 ns per key before it.
+StepClock LinearClock() {
+  return {[](int64_t seqs) { return 1e-3 + 1e-5 * static_cast<double>(seqs); },
+          [](int64_t seqs, int64_t chunk, int64_t offset) {
+            return 1e-3 + 1e-5 * static_cast<double>(seqs) + 1e-6 * static_cast<double>(chunk) +
+                   1e-9 * static_cast<double>(offset);
+          }};
+}
+
+TEST(Dynamics, OneRequestIsItsPromptChunksThenItsDecodeSteps) {
+  const ServingLoad load{1, 1000, 101, 1.0};
+  const Composition c = Compose(load, 512);
+  EXPECT_EQ(c.prefill_budget, 512);  // alone: the whole budget
+  EXPECT_EQ(c.prefill_chunks, 2);    // 512 + 488 tokens
+  EXPECT_DOUBLE_EQ(c.decode_seqs, 1.0);
+  EXPECT_DOUBLE_EQ(c.chunk_share, 0.0);  // no other prompt interleaves
+  const DynamicsFigures f = Aggregated(load, c, LinearClock());
+  // TTFT = mixed(0, 512, 0) + mixed(0, 488, 512) = 2·1 ms + 1000 us + 512 ns.
+  EXPECT_NEAR(f.ttft_s, 2e-3 + 1000e-6 + 512e-9, 1e-15);
+  EXPECT_DOUBLE_EQ(f.queue_s, 0.0);
+  // TPOT = decode(1) = 1.01 ms; e2e = TTFT + 100 TPOT; tokens/s = 101 / e2e.
+  EXPECT_NEAR(f.tpot_s, 1.01e-3, 1e-15);
+  EXPECT_NEAR(f.e2e_s, f.ttft_s + 100 * 1.01e-3, 1e-12);
+  EXPECT_NEAR(f.tokens_per_s, 101 / f.e2e_s, 1e-9);
+}
+
+TEST(Dynamics, SpeculativeStepsDivideTpotByTheirTokens) {
+  const ServingLoad plain{1, 100, 201, 1.0}, spec{1, 100, 201, 2.5};
+  const DynamicsFigures a = Aggregated(plain, Compose(plain, 512), LinearClock());
+  const DynamicsFigures b = Aggregated(spec, Compose(spec, 512), LinearClock());
+  EXPECT_NEAR(b.tpot_s, a.tpot_s / 2.5, 1e-15);
+  EXPECT_NEAR(Compose(spec, 512).decode_steps, 200 / 2.5, 1e-12);
+}
+
+TEST(Dynamics, DisaggregatedAddsTheTransferAndNoInterference) {
+  const ServingLoad load{1, 1000, 11, 1.0};
+  const DynamicsFigures f =
+      Disaggregated(load, 512, 1, 1, 4e-3, LinearClock(), LinearClock());
+  // One request: TTFT = its prefill chunks + the KV transfer; TPOT = decode(1).
+  EXPECT_NEAR(f.ttft_s, 2e-3 + 1000e-6 + 512e-9 + 4e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(f.kv_transfer_s, 4e-3);
+  EXPECT_NEAR(f.tpot_s, 1.01e-3, 1e-15);
+  // Eight requests: decode steps carry no prompt chunks, aggregated ones do.
+  const ServingLoad eight{8, 1000, 11, 1.0};
+  const DynamicsFigures agg = Aggregated(eight, Compose(eight, 512), LinearClock());
+  const DynamicsFigures dis = Disaggregated(eight, 512, 1, 1, 0, LinearClock(), LinearClock());
+  EXPECT_GT(agg.interference_s, 0);
+  EXPECT_DOUBLE_EQ(dis.interference_s, 0);
+  EXPECT_LT(dis.tpot_s, agg.tpot_s);
+}
+
+TEST(Dynamics, MoreRequestsInFlightNeverServeOneFaster) {
+  double ttft = 0, tpot = 0;
+  for (int64_t c : {1, 2, 4, 8, 16}) {
+    const ServingLoad load{c, 2000, 200, 1.0};
+    const DynamicsFigures f = Aggregated(load, Compose(load, 2048), LinearClock());
+    EXPECT_GE(f.ttft_s, ttft) << c;
+    EXPECT_GE(f.tpot_s, tpot) << c;
+    ttft = f.ttft_s;
+    tpot = f.tpot_s;
+  }
+}
+
+// ---- Predictions of real models ---------------------------------------------------------------
+
+struct Case {
+  Request request;
+  std::optional<std::string> engine;
+};
+
+Request Make(const std::string& model, const std::string& device, int64_t tp = 1,
+             int64_t ep = 1) {
+  Request r;
+  r.model = model;
+  r.device = device;
+  r.degrees.tp = tp;
+  r.degrees.ep = ep;
+  r.workload.batch = 4;
+  r.workload.context = 1024;
+  r.workload.gen_len = 128;
+  return r;
+}
+
+std::vector<Case> Cases() {
+  return {{Make("llama-3.1-8b", "h100-sxm"), "vllm"},
+          {Make("llama-3.1-8b", "h100-sxm"), "trtllm"},
+          {Make("llama-3.1-8b", "h100-sxm"), "sglang"},
+          {Make("llama-3.1-8b", "h100-sxm"), "roofline"},
+          {Make("llama-3.1-70b", "b200", 8), std::nullopt},
+          {Make("deepseek-v3", "h200", 8, 8), "sglang"},
+          {Make("qwen3-30b-a3b", "h200", 1, 1), "vllm"},
+          {Make("llama-3.1-8b", "m2-ultra"), std::nullopt}};
+}
+
+TEST(Predicted, NeverBelowTheFusedFloor) {
+  for (const Case& c : Cases()) {
+    auto run = RunLlm(c.request);
+    ASSERT_TRUE(run) << c.request.model << ": " << run.error().message;
+    auto p = ServingPredictor::Make(run->serving, c.request.degrees, c.engine);
+    ASSERT_TRUE(p) << p.error().message;
+    auto f = p->Predict(c.request.workload);
+    ASSERT_TRUE(f) << f.error().message;
+    const std::string what = c.request.model + " on " + c.request.device + " with " + f->engine;
+    ASSERT_TRUE(f->ttft_floor_s && f->tpot_floor_s && f->ttft_s && f->tpot_s) << what;
+    EXPECT_LE(*f->ttft_floor_s, *f->ttft_s) << what;
+    EXPECT_LE(*f->tpot_floor_s, *f->tpot_s) << what;
+    EXPECT_LE(run->evaluation.figures.per_device.step_floor_s.value_or(0), f->step_time_s * (1 + 1e-12)) << what;
+  }
+}
+
+TEST(Predicted, RooflineEngineIsTheRooflineEstimate) {
+  auto run = RunLlm(Make("llama-3.1-8b", "h100-sxm"));
+  ASSERT_TRUE(run);
+  auto p = ServingPredictor::Make(run->serving, {}, "roofline");
+  ASSERT_TRUE(p);
+  Workload step = Make("llama-3.1-8b", "h100-sxm").workload;
+  step.gen_len.reset();
+  auto f = p->Predict(step);
+  ASSERT_TRUE(f);
+  // The transparent profile times every node at its roofline and adds no overheads.
+  EXPECT_NEAR(f->step_time_s, run->evaluation.figures.step_time_s,
+              1e-9 * run->evaluation.figures.step_time_s);
+}
+
+TEST(Predicted, MonotoneInConcurrencyAndPrompt) {
+  auto run = RunLlm(Make("llama-3.1-8b", "h100-sxm"));
+  ASSERT_TRUE(run);
+  auto p = ServingPredictor::Make(run->serving, {}, "vllm");
+  ASSERT_TRUE(p);
+  double tpot = 0, ttft = 0;
+  for (int64_t c : {1, 2, 4, 8, 16}) {
+    Workload w = Make("llama-3.1-8b", "h100-sxm").workload;
+    w.batch = c;
+    auto f = p->Predict(w);
+    ASSERT_TRUE(f);
+    EXPECT_GE(*f->tpot_s, tpot) << c;
+    tpot = *f->tpot_s;
+  }
+  for (int64_t prompt : {128, 1024, 4096, 16384}) {
+    Workload w = Make("llama-3.1-8b", "h100-sxm").workload;
+    w.batch = 1;
+    w.context = prompt;
+    auto f = p->Predict(w);
+    ASSERT_TRUE(f);
+    EXPECT_GT(*f->ttft_s, ttft) << prompt;
+    ttft = *f->ttft_s;
+  }
+}
+
+TEST(Predicted, ServingModesErrorsNameTheirOption) {
+  EXPECT_FALSE(ParseDisagg("2"));
+  EXPECT_FALSE(ParseDisagg("0:1"));
+  EXPECT_NE(ParseDisagg("x:y").error().message.find("--disagg"), std::string::npos);
+  auto d = ParseDisagg("2:3");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->prefill_workers, 2);
+  EXPECT_EQ(d->decode_workers, 3);
+  EXPECT_NE(ParseSpeculative("eagle:3", 0.5).error().message.find("--speculative"),
+            std::string::npos);
+  EXPECT_NE(ParseSpeculative("mtp:3", 1.5).error().message.find("--acceptance"),
+            std::string::npos);
+  auto run = RunLlm(Make("llama-3.1-8b", "h100-sxm"));
+  ASSERT_TRUE(run);
+  EXPECT_NE(ServingPredictor::Make(run->serving, {}, "no-such-engine").error().message.find(
+                "--engine"),
+            std::string::npos);
+  auto p = ServingPredictor::Make(run->serving, {}, "vllm");
+  ASSERT_TRUE(p);
+  ServingModes modes;
+  modes.speculative = Speculative{3, 0.7};
+  auto f = p->Predict(Make("llama-3.1-8b", "h100-sxm").workload, modes);
+  ASSERT_FALSE(f);  // Llama has no MTP module
+  EXPECT_NE(f.error().message.find("--speculative"), std::string::npos);
+}
+
+TEST(Predicted, SpeculativeAndDisaggregatedOnDeepSeek) {
+  Request r = Make("deepseek-v3", "h200", 8, 8);
+  r.workload.batch = 8;
+  auto run = RunLlm(r);
+  ASSERT_TRUE(run);
+  auto p = ServingPredictor::Make(run->serving, r.degrees, "sglang");
+  ASSERT_TRUE(p);
+  auto plain = p->Predict(r.workload);
+  ASSERT_TRUE(plain);
+  ServingModes spec;
+  spec.speculative = Speculative{1, 0.8};
+  auto mtp = p->Predict(r.workload, spec);
+  ASSERT_TRUE(mtp) << mtp.error().message;
+  EXPECT_DOUBLE_EQ(mtp->dynamics->tokens_per_step, 1.8);
+  EXPECT_LT(*mtp->tpot_s, *plain->tpot_s);  // a verify step of 2 rows is cheaper than 1.8 steps
+  ServingModes disagg;
+  disagg.disagg = Disagg{1, 1, std::nullopt, std::nullopt};
+  auto dis = p->Predict(r.workload, disagg);
+  ASSERT_TRUE(dis) << dis.error().message;
+  EXPECT_EQ(dis->dynamics->mode, "disaggregated");
+  EXPECT_GT(dis->dynamics->figures.kv_transfer_s, 0);
+  EXPECT_LE(*dis->tpot_s, *plain->tpot_s);  // no prompt chunks interleaved with decode
+}
+
+// ---- The command ------------------------------------------------------------------------------
+
+TEST(Predicted, IslAndOslSpellPromptAndGenLen) {
+  const auto a = testing::RunOpscope(testing::Args(
+      "llm llama-3.1-8b --batch 2 --isl 512 --osl 64 --engine vllm --format json"));
+  const auto b = testing::RunOpscope(testing::Args(
+      "llm llama-3.1-8b --batch 2 --prompt 512 --gen-len 64 --engine vllm --format json"));
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("\"predicted\":{\"engine\":\"vllm\""), std::string::npos);
+}
+
+TEST(Predicted, CommandErrorsAreOneLineWithStatus2) {
+  for (const char* args :
+       {"llm llama-3.1-8b --engine nosuch", "llm llama-3.1-8b --gen-len 8 --speculative mtp:2",
+        "llm llama-3.1-8b --prefill-tp 2", "llm llama-3.1-8b --gen-len 8 --disagg 1"}) {
+    const auto r = testing::RunOpscope(testing::Args(args));
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err.rfind("opscope: error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace opscope::llm
+
+namespace opscope::llm {
+namespace {
+
+// The number after `key` at or after `from` in a JSON text (0 when absent).
+double NumberAfter(const std::string& json, size_t from, const std::string& key) {
+  const size_t at = json.find(key, from);
+  return at == std::string::npos ? 0 : std::stod(json.substr(at + key.size()));
+}
+
+// `opscope sweep llm --engine E` predicts each point as `opscope llm --engine E` does.
+TEST(Predicted, SweepPointEqualsTheLlmPrediction) {
+  const auto sweep = testing::RunOpscope(testing::Args(
+      "sweep llm llama-3.1-8b --batch 8 --context 2048 --gen-len 64 --engine sglang --format json"));
+  const auto llm = testing::RunOpscope(testing::Args(
+      "llm llama-3.1-8b --batch 8 --context 2048 --gen-len 64 --engine sglang --format json"));
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  ASSERT_EQ(llm.status, 0) << llm.err;
+  EXPECT_NE(sweep.out.find("\"engine\":\"sglang\""), std::string::npos);
+  const size_t s = sweep.out.find("\"predicted\":{"), l = llm.out.find("\"predicted\":{");
+  ASSERT_NE(s, std::string::npos);
+  ASSERT_NE(l, std::string::npos);
+  for (const char* key : {"\"step_time_s\":", "\"tpot_s\":", "\"ttft_s\":"}) {
+    const double a = NumberAfter(sweep.out, s, key), b = NumberAfter(llm.out, l, key);
+    EXPECT_GT(a, 0) << key;
+    EXPECT_DOUBLE_EQ(a, b) << key;
+  }
+}
+
+}  // namespace
+}  // namespace opscope::llm
