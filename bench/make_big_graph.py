@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Writes the synthetic chain graph (the same text bench/synthetic_graph.cc builds) for
-whole-process comparisons:  bench/make_big_graph.py 1000000 /tmp/chain_1m.json
-Then compare:  /usr/bin/time -v build/opscope analyze /tmp/chain_1m.json --format json -o /tmp/r.json
-          and  python3 -c "import json; json.load(open('/tmp/chain_1m.json'))"
+"""Writes the synthetic chain graph (the text bench/synthetic_graph.cc builds, with the token
+rows `n` left for --dim) for whole-process comparisons:
+    bench/make_big_graph.py 1000000 /tmp/chain_1m.json
+Then compare:
+    /usr/bin/time -v build/opscope analyze /tmp/chain_1m.json --dim n=8 --format json -o /dev/null
+    /usr/bin/time -v python3 -c "import json; json.load(open('/tmp/chain_1m.json'))"
 """
 import sys
 
@@ -31,7 +33,7 @@ def main(nodes, path):
         if i % 5 == 4:
             resid = prev
     with open(path, "w") as f:
-        f.write('{"name":"chain","dims":{"n":1},"tensors":[\n' + ",\n".join(tensors) +
+        f.write('{"name":"chain","dims":{},"tensors":[\n' + ",\n".join(tensors) +
                 '],\n"nodes":[\n' + ",\n".join(node_text) + "]}\n")
 
 

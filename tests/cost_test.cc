@@ -17,6 +17,7 @@ namespace {
 
 using format::MmaClass;
 using ir::OpKind;
+using testing::D;
 using testing::GraphBuilder;
 using testing::MustLedger;
 
@@ -575,38 +576,101 @@ TEST(RulesTest, MlaDecodePicksAbsorbedPrefillPicksExpanded) {
 
 // ---- Recurrences ---------------------------------------------------------------------------
 
-TEST(RulesTest, GdnAndMamba2StateReadAndWritten) {
-  for (OpKind op : {OpKind::kGdnRecurrence, OpKind::kSsmUpdate}) {
-    for (bool listed_as_output : {true, false}) {
-      // GDN: [seqs, v_heads, dk, dv]; Mamba2: [seqs, heads, head_dim, d_state].
+// How a node names the state it updates: the state tensor itself as an output (in place), its
+// own output tensor with role `state` (the SSA form of imported graphs), or no output at all.
+enum class StateOut { kInPlace, kSeparate, kNotListed };
+
+// The node's outputs for `form`, adding the separate new-state tensor to `b` when needed.
+std::vector<std::string> StateOutputs(GraphBuilder& b, StateOut form, const std::string& state,
+                                      std::vector<D> shape, const std::string& format,
+                                      std::vector<std::string> outs) {
+  if (form == StateOut::kInPlace) outs.push_back(state);
+  if (form == StateOut::kSeparate) {
+    b.State(state + "_new", std::move(shape), format);
+    outs.push_back(state + "_new");
+  }
+  return outs;
+}
+
+// Issue 12: the state is read once and written once per step in every form — 2× its bytes,
+// never 3× (a separate output counted by the stream and again as the write-back).
+TEST(RulesTest, GdnAndMamba2StateReadAndWrittenOnce) {
+  struct Case {
+    OpKind op;
+    int64_t seqs, heads, a, b;  // state [seqs, heads, a, b]
+    int64_t x_width;
+  };
+  // GDN (Qwen3-Next-80B-A3B): 32 value heads, key and value head dims 128.
+  // Mamba2 (Mamba-Codestral-7B): 128 heads of head_dim 64, d_state 128.
+  for (const Case& k : {Case{OpKind::kGdnRecurrence, 4, 32, 128, 128, 32 * 128},
+                        Case{OpKind::kSsmUpdate, 4, 128, 64, 128, 128 * 64}}) {
+    for (StateOut form : {StateOut::kInPlace, StateOut::kSeparate, StateOut::kNotListed}) {
       GraphBuilder b("rec");
-      b.Input("x", {4, 16 * 64}, "bf16");
-      b.State("s", {4, 16, 64, 128}, "f32");
-      b.Tensor("y", {4, 16 * 64}, "bf16");
-      std::vector<std::string> outs = {"y"};
-      if (listed_as_output) outs.push_back("s");
-      b.Node("rec", op, {"x", "s"}, outs);
+      b.Input("x", {k.seqs, k.x_width}, "bf16");
+      b.State("s", {k.seqs, k.heads, k.a, k.b}, "f32");
+      b.Tensor("y", {k.seqs, k.x_width}, "bf16");
+      b.Node("rec", k.op, {"x", "s"},
+             StateOutputs(b, form, "s", {k.seqs, k.heads, k.a, k.b}, "f32", {"y"}));
       const NodeCost c = Only(MustLedger(b.Build()));
-      const uint64_t state = 4u * 16 * 64 * 128 * 4;
-      EXPECT_EQ(c.bytes_state, 2 * state) << ir::OpName(op);  // read + written once
-      EXPECT_EQ(c.bytes_read, state + 4u * 1024 * 2);
-      EXPECT_EQ(c.bytes_written, state + 4u * 1024 * 2);
-      EXPECT_EQ(c.flops, 4u * 4 * (16 * 64 * 128)) << ir::OpName(op);  // 4·n·state/seq
+      const auto state = static_cast<uint64_t>(k.seqs * k.heads * k.a * k.b * 4);  // f32
+      const auto x = static_cast<uint64_t>(k.seqs * k.x_width * 2);                 // bf16
+      const std::string what = std::string(ir::OpName(k.op)) + " form " +
+                               std::to_string(static_cast<int>(form));
+      EXPECT_EQ(c.bytes_state, 2 * state) << what;         // read once + written once
+      EXPECT_EQ(c.bytes_read, state + x) << what;          // the state and x
+      EXPECT_EQ(c.bytes_written, state + x) << what;       // the new state and y
+      EXPECT_EQ(c.flops, 4u * static_cast<uint64_t>(k.seqs * k.heads * k.a * k.b)) << what;
+      // 4·n·(state elements of one sequence), n = seqs decode rows
     }
   }
 }
 
-TEST(RulesTest, CausalConv1dReadsAndWritesItsState) {
-  GraphBuilder b("conv");
-  b.Input("x", {3, 256}, "bf16");
-  b.State("cs", {3, 256, 3}, "bf16");
-  b.Weight("w", {256, 4}, "bf16");
-  b.Tensor("y", {3, 256}, "bf16");
-  b.Node("conv", OpKind::kCausalConv1d, {"x", "cs", "w"}, {"y"}, {{"kernel", int64_t{4}}});
-  const NodeCost c = Only(MustLedger(b.Build()));
-  EXPECT_EQ(c.flops, 2u * 3 * 256 * 4);  // 2·n·channels·kernel
-  EXPECT_EQ(c.bytes_state, 2u * 3 * 256 * 3 * 2);
-  EXPECT_EQ(c.bytes_weights, 256u * 4 * 2);
+TEST(RulesTest, CausalConv1dReadsAndWritesItsStateOnce) {
+  // Qwen3-Next's GDN conv: 3 sequences, conv_dim 8192, kernel 4: state [3, 8192, 3] bf16.
+  for (StateOut form : {StateOut::kInPlace, StateOut::kSeparate, StateOut::kNotListed}) {
+    GraphBuilder b("conv");
+    b.Input("x", {3, 8192}, "bf16");
+    b.State("cs", {3, 8192, 3}, "bf16");
+    b.Weight("w", {8192, 4}, "bf16");
+    b.Tensor("y", {3, 8192}, "bf16");
+    b.Node("conv", OpKind::kCausalConv1d, {"x", "cs", "w"},
+           StateOutputs(b, form, "cs", {3, 8192, 3}, "bf16", {"y"}), {{"kernel", int64_t{4}}});
+    const NodeCost c = Only(MustLedger(b.Build()));
+    const std::string what = "form " + std::to_string(static_cast<int>(form));
+    EXPECT_EQ(c.flops, 2u * 3 * 8192 * 4) << what;                  // 2·n·channels·kernel
+    EXPECT_EQ(c.bytes_state, 2u * (3 * 8192 * 3 * 2)) << what;      // read + written once
+    EXPECT_EQ(c.bytes_read, 3u * 8192 * 2 + 3 * 8192 * 3 * 2 + 8192 * 4 * 2) << what;  // x, state, w
+    EXPECT_EQ(c.bytes_written, 3u * 8192 * 2 + 3 * 8192 * 3 * 2) << what;              // y, state
+    EXPECT_EQ(c.bytes_weights, 8192u * 4 * 2) << what;
+  }
+}
+
+// KV append: the caches are read whole; what is written is the new rows, at the cache's
+// format, once — also when the graph lists new cache tensors (role state) as outputs.
+TEST(RulesTest, PagedAttentionAppendsItsNewRowsOnce) {
+  // 2 sequences, 1 new token each, after 100 cached; 4 KV heads of 64, 8 query heads, bf16.
+  for (bool cache_outputs : {false, true}) {
+    GraphBuilder b("attn");
+    b.Input("q", {2, 8 * 64}, "bf16");
+    b.State("kc", {2, 100, 4, 64}, "bf16");
+    b.State("vc", {2, 100, 4, 64}, "bf16");
+    b.Input("k", {2, 4 * 64}, "bf16");
+    b.Input("v", {2, 4 * 64}, "bf16");
+    b.Tensor("o", {2, 8 * 64}, "bf16");
+    std::vector<std::string> outs{"o"};
+    if (cache_outputs) {
+      b.State("kc_new", {2, 101, 4, 64}, "bf16");
+      b.State("vc_new", {2, 101, 4, 64}, "bf16");
+      outs.insert(outs.end(), {"kc_new", "vc_new"});
+    }
+    b.Node("attn", OpKind::kPagedAttention, {"q", "kc", "vc", "k", "v"}, outs,
+           {{"q_heads", int64_t{8}}, {"head_dim", int64_t{64}}});
+    const NodeCost c = Only(MustLedger(b.Build()));
+    const uint64_t caches = 2 * (2u * 100 * 4 * 64 * 2);  // K and V caches read
+    const uint64_t rows = 2 * (2u * 4 * 64 * 2);          // the new K and V rows appended
+    EXPECT_EQ(c.bytes_state, caches + rows) << cache_outputs;
+    EXPECT_EQ(c.bytes_written, 2u * 8 * 64 * 2 + rows) << cache_outputs;  // o + the rows
+  }
 }
 
 // ---- Attention over activations ------------------------------------------------------------

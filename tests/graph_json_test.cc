@@ -113,12 +113,17 @@ TEST(GraphJsonTest, LeadingByteOrderMarkIsIgnored) {
   ASSERT_TRUE(g) << g.error().message;
   EXPECT_EQ(g->nodes.size(), 2u);
   // Only at the start: elsewhere it is still not JSON.
-  ExpectError(std::string(R"({"tensors": [], "nodes": [])") + "\xEF\xBB\xBF}", {"malformed JSON"});
+  ExpectError(std::string(R"({"tensors": [], "nodes": [])") + "\xEF\xBB\xBF}", {"not valid JSON"});
 }
 
 TEST(GraphJsonTest, MalformedJson) {
-  ExpectError(R"({"name": "mm",)", {"malformed JSON"});
-  ExpectError(R"({"tensors": [}, "nodes": []})", {"malformed JSON"});
+  ExpectError(R"({"name": "mm",)", {"not valid JSON: truncated"});
+  ExpectError(R"({"tensors": [}, "nodes": []})", {"not valid JSON: truncated or malformed"});
+  ExpectError("", {"empty document"});
+  // A value of the wrong type is named, as in device and config files.
+  ExpectError(R"({"tensors": {}, "nodes": []})", {"field 'tensors': expected an array, got an object"});
+  ExpectError(R"({"tensors": [{"name": 7, "shape": []}], "nodes": []})",
+              {"tensors[0].name: expected a string, got 7"});
   ExpectError("", {});
   ExpectError("   ", {});
   ExpectError(R"({"tensors": [], "nodes": []} trailing)", {});

@@ -126,7 +126,7 @@ Measurement GemmRow(int64_t m, int64_t n, int64_t k, int line) {
 }
 
 std::vector<Sample> GemmSamples(const KernelParams& truth, const DeviceRates& rates) {
-  const device::Device& h100 = *device::FindBuiltinDevice("h100-sxm");
+  const device::Device h100 = *device::FindBuiltinDevice("h100-sxm");
   std::vector<Sample> samples;
   int line = 0;
   for (int64_t m : {1, 8, 32, 100, 256, 1000, 4096, 16384}) {
@@ -191,7 +191,7 @@ TEST(FitKernel, RobustToOutliers) {
 }
 
 TEST(FitAllReduce, RecoversKnownAlgorithms) {
-  const device::Device& h100 = *device::FindBuiltinDevice("h100-sxm");
+  const device::Device h100 = *device::FindBuiltinDevice("h100-sxm");
   const DeviceRates rates = RatesOf(h100);
   const std::vector<CollectiveParams> truth = {
       {KernelClass::kAllReduce, Algorithm::kOneShot, 3e-6, 3e-7, 0.30, {}},

@@ -497,3 +497,70 @@ TEST(FusedFloorTest, NeverAboveThePerOpSumOnRandomGraphs) {
 
 }  // namespace
 }  // namespace opscope::roofline
+
+namespace opscope::roofline {
+namespace {
+
+// ---- Collectives in the fused floor -----------------------------------------------------
+
+// One collective of a 1 MiB bf16 message over `group` devices on a device with a 450 GB/s
+// link and 2.5 us per step (H100 SXM's figures in data/devices.json).
+Analyzed OneCollective(OpKind op, int64_t group, const std::string& scope = "node") {
+  GraphBuilder b("collective");
+  b.Input("x", {512, 1024}, "bf16");
+  b.Output("y", {512, 1024}, "bf16");
+  b.Node("c", op, {"x"}, {"y"}, {{"group_size", group}, {"scope", scope}});
+  device::Device d = TestDevice();
+  d.interconnect_bytes_per_s = 450e9;
+  d.interconnect_latency_s = 2.5e-6;
+  d.network_bytes_per_s = 50e9;
+  d.network_latency_s = 5e-6;
+  return Analyze(b.Build(), d);
+}
+
+// Issue 14: the floor charges an all-reduce at one-shot / NVLS: the message once over the
+// link and one latency step; the estimate keeps the ring.
+TEST(FusedFloorTest, AllReduceAtOneShotNvlsAgainstTheRing) {
+  const Analyzed r = OneCollective(OpKind::kAllReduce, 8);
+  const double x = 512.0 * 1024 * 2;  // bytes of the message
+  const Totals& t = r.analysis.totals;
+  EXPECT_DOUBLE_EQ(t.comm_s, 2.0 * 7 / 8 * x / 450e9 + 2 * 7 * 2.5e-6);  // ring: 2·(N−1)/N, 2·(N−1)
+  EXPECT_DOUBLE_EQ(t.floor_comm_s, x / 450e9 + 2.5e-6);                // x once, one step
+  EXPECT_DOUBLE_EQ(r.analysis.nodes[0].time_s, t.comm_s);              // the estimate: the ring
+  EXPECT_DOUBLE_EQ(t.fused_floor_s, t.floor_comm_s);  // the link bounds this graph's floor
+}
+
+// The floor's collective term never exceeds the ring's, and the floor never the estimate, for
+// every collective, group size and link.
+TEST(FusedFloorTest, CollectiveTermNeverAboveTheRing) {
+  for (OpKind op : {OpKind::kAllReduce, OpKind::kAllGather, OpKind::kReduceScatter,
+                    OpKind::kAllToAll, OpKind::kSendRecv}) {
+    for (int64_t group : {1, 2, 3, 4, 8, 16, 72}) {
+      for (const char* scope : {"node", "network"}) {
+        const Analyzed r = OneCollective(op, group, scope);
+        const Totals& t = r.analysis.totals;
+        const std::string what =
+            std::string(ir::OpName(op)) + " over " + std::to_string(group) + " " + scope;
+        EXPECT_LE(t.floor_comm_s, t.comm_s) << what;
+        EXPECT_LE(t.fused_floor_s, t.time_s) << what;
+        if (group > 1) {
+          EXPECT_GT(t.floor_comm_s, 0) << what;  // one step at least
+        } else {
+          EXPECT_EQ(t.comm_s, 0) << what;  // a group of one sends nothing
+        }
+      }
+    }
+  }
+}
+
+// Below the all-reduce's one-shot term, the other collectives keep their link bytes and pay
+// one step: an all-gather of N parts, each 1/N of y, over 8 devices.
+TEST(FusedFloorTest, AllGatherInOneStep) {
+  const Analyzed r = OneCollective(OpKind::kAllGather, 8);
+  const double y = 512.0 * 1024 * 2;
+  EXPECT_DOUBLE_EQ(r.analysis.totals.comm_s, 7.0 / 8 * y / 450e9 + 7 * 2.5e-6);
+  EXPECT_DOUBLE_EQ(r.analysis.totals.floor_comm_s, 7.0 / 8 * y / 450e9 + 2.5e-6);
+}
+
+}  // namespace
+}  // namespace opscope::roofline

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "cost/node_step.h"
 #include "cost/resolved.h"
 #include "cost/rules.h"
 #include "support/checked_math.h"
@@ -183,14 +184,14 @@ Result<void> Resolve(const ir::Graph& g, const expr::Bindings& b, DimsArena& dim
 // An importer may mark any node unresolved (a branch of an undecided If, a node downstream of
 // a shape it could not infer) with the string attribute `unresolved_reason`.
 std::optional<std::string> UnresolvedReason(const ir::Graph& g, const ir::Node& n,
-                                            const std::vector<ResolvedTensor>& resolved) {
+                                            std::span<const ResolvedTensor* const> ins,
+                                            std::span<const ResolvedTensor* const> outs) {
   if (const auto why = n.StringAttr("unresolved_reason")) {
     return ir::Family(n.op) == ir::OpFamily::kControlFlow
                ? "control flow '" + std::string(ir::OpName(n.op)) + "': " + std::string(*why)
                : std::string(*why);
   }
-  auto check = [&](ir::TensorId id) -> std::optional<std::string> {
-    const ResolvedTensor& r = resolved[id];
+  auto check = [&](const ResolvedTensor& r, ir::TensorId id) -> std::optional<std::string> {
     const ir::Tensor& t = g.tensors[id];
     switch (r.status) {
       case Status::kOk:
@@ -207,28 +208,45 @@ std::optional<std::string> UnresolvedReason(const ir::Graph& g, const ir::Node& 
     }
     return std::nullopt;
   };
-  for (ir::TensorId id : n.inputs) {
-    if (auto why = check(id)) return why;
+  for (size_t k = 0; k < ins.size(); ++k) {
+    if (auto why = check(*ins[k], n.inputs[k])) return why;
   }
-  for (ir::TensorId id : n.outputs) {
-    if (auto why = check(id)) return why;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (auto why = check(*outs[k], n.outputs[k])) return why;
   }
   return std::nullopt;
 }
 
-// Multiplies a cost by the node's repeat count (a loop's trip count).
-Result<void> ApplyRepeat(const ir::Node& n, NodeCost& c) {
-  if (n.repeat == 1) return {};
-  for (uint64_t* field : {&c.bytes_read, &c.bytes_written, &c.bytes_weights, &c.bytes_state,
-                          &c.flops, &c.bytes_link}) {
-    auto r = CheckedMul(*field, n.repeat);
-    if (!r) return MakeError("node '" + n.name + "': repeated cost overflows 64 bits");
-    *field = *r;
-  }
-  return {};
+}  // namespace
+
+namespace node_step {
+
+bool Unresolved(const ir::Graph& graph, const ir::Node& node,
+                std::span<const ResolvedTensor* const> ins,
+                std::span<const ResolvedTensor* const> outs, std::string& reason) {
+  auto why = UnresolvedReason(graph, node, ins, outs);
+  if (!why) return false;
+  reason = std::move(*why);
+  return true;
 }
 
-}  // namespace
+Result<bool> RuleFailed(RuleFailure failure, std::string& reason) {
+  if (failure.kind == RuleFailure::Kind::kBadInput) return MakeError(std::move(failure.message));
+  reason = std::move(failure.message);
+  return false;
+}
+
+Result<bool> Repeat(const ir::Node& node, NodeCost& cost) {
+  for (uint64_t* field : {&cost.bytes_read, &cost.bytes_written, &cost.bytes_weights,
+                          &cost.bytes_state, &cost.flops, &cost.bytes_link}) {
+    auto r = CheckedMul(*field, node.repeat);
+    if (!r) return MakeError("node '" + node.name + "': repeated cost overflows 64 bits");
+    *field = *r;
+  }
+  return true;
+}
+
+}  // namespace node_step
 
 Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
   Ledger ledger;
@@ -253,40 +271,32 @@ Result<Ledger> BuildLedger(const ir::Graph& graph, const Workload& workload) {
   std::vector<uint8_t> flags(graph.tensors.size(), 0);
 
   std::vector<const ResolvedTensor*> ins, outs;  // reused across nodes
+  std::string reason;                            // why the current node is not costed
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = graph.nodes[i];
     NodeCost& cost = ledger.nodes.emplace_back();  // reserved: never reallocates
-    bool all_resolved = true;
-    for (ir::TensorId t : node.inputs) {
-      flags[t] |= kConsumed;
-      all_resolved &= resolved[t].status == Status::kOk;
-    }
-    for (ir::TensorId t : node.outputs) all_resolved &= resolved[t].status == Status::kOk;
-    // Only an attribute or an unresolved tensor can make a node unresolved: skip the search
-    // for the common node that has neither.
-    if (!all_resolved || !node.attrs.empty()) {
-      if (auto why = UnresolvedReason(graph, node, resolved)) {
-        ledger.not_costed.emplace_back(i, std::move(*why));
-        continue;
-      }
-    }
+    // A cost twin of a costed node has its op, attributes, shapes, formats and roles: it
+    // resolves alike and costs the same.
     if (node.cost_twin >= 0 && ledger.nodes[node.cost_twin].costed &&
         graph.nodes[node.cost_twin].repeat == node.repeat) {
+      for (ir::TensorId t : node.inputs) flags[t] |= kConsumed;
       cost = ledger.nodes[node.cost_twin];
     } else {
-      ins.clear();
-      outs.clear();
-      for (ir::TensorId t : node.inputs) ins.push_back(&resolved[t]);
-      for (ir::TensorId t : node.outputs) outs.push_back(&resolved[t]);
-      auto c = CostNode(RuleInput{graph, node, ins, outs, *bindings}, cost, assumptions);
-      if (!c) {
-        if (c.error().kind == RuleFailure::Kind::kBadInput) {
-          return MakeError(std::move(c.error().message));
-        }
-        ledger.not_costed.emplace_back(i, std::move(c.error().message));
+      // Sized once and filled by index: no capacity check per tensor.
+      ins.resize(node.inputs.size());
+      outs.resize(node.outputs.size());
+      for (size_t k = 0; k < ins.size(); ++k) {
+        const ir::TensorId t = node.inputs[k];
+        flags[t] |= kConsumed;
+        ins[k] = &resolved[t];
+      }
+      for (size_t k = 0; k < outs.size(); ++k) outs[k] = &resolved[node.outputs[k]];
+      auto costed = CostResolvedNode(graph, node, ins, outs, *bindings, cost, reason, assumptions);
+      if (!costed) return std::unexpected(costed.error());
+      if (!*costed) {
+        ledger.not_costed.emplace_back(i, std::move(reason));
         continue;
       }
-      if (auto ok = ApplyRepeat(node, cost); !ok) return std::unexpected(ok.error());
     }
     // Essential traffic: each weight once, at the most any one node must read of it (a
     // table gathered by one node and read whole by a tied LM head is read whole); graph

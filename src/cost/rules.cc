@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "cost/collectives.h"
 #include "support/checked_math.h"
 
 namespace opscope::cost {
@@ -651,11 +652,14 @@ const ResolvedTensor* FindState(const RuleInput& in) {
   return nullptr;
 }
 
-// The state a recurrence updates is read and written once per step, even when the node does
-// not list it among its outputs.
+// The state a node updates (a recurrence, a causal conv) is read once and written once per
+// step: StreamAll has counted the read, and the write when the node lists its new state as an
+// output — the state tensor itself (updated in place) or its own tensor with role `state` (the
+// SSA form importers produce). Only a node that lists no state output is charged the
+// write-back here, at the size of the state it read.
 void AddStateWriteBack(const RuleInput& in, const ResolvedTensor& state, NodeCost& c) {
   for (const ResolvedTensor* o : in.outputs) {
-    if (o == &state) return;
+    if (o->role == ir::Role::kState) return;
   }
   c.bytes_written += state.bytes;
   c.bytes_state += state.bytes;
@@ -858,20 +862,21 @@ RuleResult CopyRule(const RuleInput& in, NodeCost& c) {
 
 // Collectives   AllReduce / AllGather / ReduceScatter / AllToAll / SendRecv over a group of
 //   N = attribute group_size devices; attribute scope = "node" (interconnect) or "network".
-//   bytes_link = what one device sends over its link (ring algorithms, DESIGN "Collectives"):
-//     AllReduce      2·(N−1)/N · bytes(x)      (reduce-scatter then all-gather of x)
-//     AllGather      (N−1)/N · bytes(y)        (y: the gathered output)
-//     ReduceScatter  (N−1)/N · bytes(x)        (x: the full input)
-//     AllToAll       (N−1)/N · bytes(y)        (y: the rows this device ends up with, which
-//                                               under uniform routing equal the rows it sends;
-//                                               1/N of them stay on the device)
-//     SendRecv       bytes(x)                  (to the next pipeline stage)
-//   rounded to the nearest byte. flops = (N−1)/N · elements(x) for the reductions (AllReduce,
-//   ReduceScatter: one add per received element), 0 otherwise (exact).
+//   bytes_link = what one device sends over its link, from the collectives table
+//   (collectives.h: the ring algorithms):
+//     bytes_link = link_steps(N) · bytes(message) / N, rounded to the nearest byte
+//       AllReduce 2·(N−1)/N · bytes(x), AllGather (N−1)/N · bytes(y), ReduceScatter
+//       (N−1)/N · bytes(x), AllToAll (N−1)/N · bytes(y) (the rows this device ends up with,
+//       which under uniform routing equal the rows it sends), SendRecv bytes(x);
+//     0 for a group of one.
+//   flops = (N−1)/N · elements(x) for the reductions (AllReduce, ReduceScatter: one add per
+//   received element), 0 otherwise (exact).
 //   bytes_read / bytes_written = 0: link traffic is not DRAM traffic (engines send from and
 //   receive into the buffers the neighbouring ops read and write, whose bytes those ops count).
 RuleResult CollectiveRule(const RuleInput& in, NodeCost& c) {
   if (in.inputs.empty() || in.outputs.empty()) return BadInput(in, "needs an input and an output");
+  const CollectiveInfo* info = FindCollective(in.node.op);
+  if (info == nullptr) return BadInput(in, "is not a collective");
   const auto group = in.node.IntAttr("group_size");
   if (!group) {
     return NotCosted("node '" + in.node.name + "': collective '" +
@@ -886,31 +891,15 @@ RuleResult CollectiveRule(const RuleInput& in, NodeCost& c) {
   }
   const auto n = static_cast<uint64_t>(*group);
   const ResolvedTensor& x = *in.inputs[0];
-  const ResolvedTensor& y = *in.outputs[0];
+  const ResolvedTensor& message = info->message == Message::kInput ? x : *in.outputs[0];
   using U = unsigned __int128;
-  // round(num · bytes / n) without overflow.
-  auto share = [&](uint64_t num, uint64_t bytes) -> std::optional<uint64_t> {
-    const U v = (U(num) * bytes + n / 2) / n;
-    if (v > UINT64_MAX) return std::nullopt;
-    return static_cast<uint64_t>(v);
-  };
-  std::optional<uint64_t> link;
-  switch (in.node.op) {
-    case ir::OpKind::kAllReduce:
-      link = share(2 * (n - 1), x.bytes);
-      c.flops = static_cast<uint64_t>((U(n - 1) * x.elems) / n);
-      break;
-    case ir::OpKind::kAllGather: link = share(n - 1, y.bytes); break;
-    case ir::OpKind::kReduceScatter:
-      link = share(n - 1, x.bytes);
-      c.flops = static_cast<uint64_t>((U(n - 1) * x.elems) / n);
-      break;
-    case ir::OpKind::kAllToAll: link = share(n - 1, y.bytes); break;
-    case ir::OpKind::kSendRecv: link = n > 1 ? x.bytes : 0; break;
-    default: return BadInput(in, "is not a collective");
+  if (n > 1) {
+    // round(link_steps · bytes / n) without overflow.
+    const U link = (U(info->link_steps.At(n)) * message.bytes + n / 2) / n;
+    if (link > UINT64_MAX) return BadInput(in, "link bytes overflow 64 bits");
+    c.bytes_link = static_cast<uint64_t>(link);
   }
-  if (!link) return BadInput(in, "link bytes overflow 64 bits");
-  c.bytes_link = *link;
+  if (info->reduces) c.flops = static_cast<uint64_t>((U(n - 1) * x.elems) / n);
   c.collective = true;
   return {};
 }

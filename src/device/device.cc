@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "support/file_io.h"
+#include "support/json_describe.h"
 #include "support/spelling.h"
 #include "support/utf8.h"
 
@@ -51,63 +52,6 @@ constexpr std::string_view kBuiltinOrigin = "built-in devices.json";
 constexpr int64_t kSchemaVersion = 1;
 constexpr size_t kMaxSuggestions = 8;
 
-// A short rendering of a JSON value for error messages: strings quoted, containers named.
-std::string Describe(element value) {
-  switch (value.type()) {
-    case element_type::ARRAY:
-      return "an array";
-    case element_type::OBJECT:
-      return "an object";
-    case element_type::NULL_VALUE:
-      return "null";
-    case element_type::STRING: {
-      std::string_view s;
-      if (value.get_string().get(s) != simdjson::SUCCESS) return "a string";
-      constexpr size_t kMaxShown = 40;
-      std::string shown(s.substr(0, kMaxShown));
-      if (s.size() > kMaxShown) shown += "...";
-      return "\"" + shown + "\"";
-    }
-    case element_type::INT64:
-    case element_type::UINT64:
-    case element_type::DOUBLE:
-    case element_type::BOOL:
-      return simdjson::minify(value);
-  }
-  return "a value";
-}
-
-// simdjson's messages are sentences; ours are lower-case fragments with a hint.
-std::string DescribeParseError(simdjson::error_code code) {
-  switch (code) {
-    case simdjson::EMPTY:
-      return "empty document, expected a JSON object";
-    case simdjson::TAPE_ERROR:
-      return "truncated or malformed JSON (unbalanced brackets, a missing value or comma, or a "
-             "non-JSON literal such as NaN or Infinity)";
-    case simdjson::UNCLOSED_STRING:
-      return "truncated JSON: unclosed string";
-    case simdjson::NUMBER_ERROR:
-      return "malformed or out-of-range number";
-    case simdjson::T_ATOM_ERROR:
-    case simdjson::F_ATOM_ERROR:
-    case simdjson::N_ATOM_ERROR:
-      return "invalid literal (NaN and Infinity are not JSON; numbers must be finite)";
-    case simdjson::UTF8_ERROR:
-      return "invalid UTF-8";
-    default:
-      break;
-  }
-  std::string message = simdjson::error_message(code);
-  if (!message.empty()) {
-    message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
-    while (!message.empty() && (message.back() == '.' || message.back() == ' ')) {
-      message.pop_back();
-    }
-  }
-  return "not valid JSON: " + message;
-}
-
 // Parses text into `root`, which lives in `parser`.
 std::optional<Error> ParseJson(simdjson::dom::parser& parser, std::string_view json_text,
                                std::string_view origin, element& root) {
@@ -117,7 +61,7 @@ std::optional<Error> ParseJson(simdjson::dom::parser& parser, std::string_view j
   }
   simdjson::padded_string padded(json_text);
   if (auto code = parser.parse(padded).get(root); code != simdjson::SUCCESS) {
-    return Error{std::string(origin) + ": " + DescribeParseError(code)};
+    return Error{std::string(origin) + ": " + DescribeJsonParseError(code)};
   }
   return std::nullopt;
 }
@@ -135,7 +79,7 @@ class DeviceReader {
   Result<Device> Read(element value) {
     object fields;
     if (value.get_object().get(fields) != simdjson::SUCCESS) {
-      return Fail("expected a device object, got " + Describe(value));
+      return Fail("expected a device object, got " + DescribeJsonValue(value));
     }
     // The name first, so every later message can carry it.
     element name_value;
@@ -144,7 +88,7 @@ class DeviceReader {
     }
     std::string_view name;
     if (name_value.get_string().get(name) != simdjson::SUCCESS || name.empty()) {
-      return Fail("field 'name': expected a non-empty string, got " + Describe(name_value));
+      return Fail("field 'name': expected a non-empty string, got " + DescribeJsonValue(name_value));
     }
     device_.name = std::string(name);
 
@@ -187,7 +131,7 @@ class DeviceReader {
         type == element_type::INT64 || type == element_type::UINT64 || type == element_type::DOUBLE;
     if (!numeric || value.get_double().get(number) != simdjson::SUCCESS || !std::isfinite(number) ||
         number <= 0) {
-      return FieldError(field, "expected a positive number, got " + Describe(value));
+      return FieldError(field, "expected a positive number, got " + DescribeJsonValue(value));
     }
     // Physical plausibility, so every time and fit stays finite: a rate below 1 byte or FLOP
     // per second made node times overflow to infinity (reported as null).
@@ -196,7 +140,7 @@ class DeviceReader {
       char bounds[96];
       std::snprintf(bounds, sizeof bounds, "expected %g to %g %s, got ", range.min, range.max,
                     range.unit);
-      return FieldError(field, bounds + Describe(value));
+      return FieldError(field, bounds + DescribeJsonValue(value));
     }
     out = number;
     return std::nullopt;
@@ -231,7 +175,7 @@ class DeviceReader {
     if (value.get_string().get(s) != simdjson::SUCCESS || (non_empty && s.empty())) {
       return FieldError(
           field, std::string(non_empty ? "expected a non-empty string" : "expected a string") +
-                     ", got " + Describe(value));
+                     ", got " + DescribeJsonValue(value));
     }
     out = std::string(s);
     return std::nullopt;
@@ -241,7 +185,7 @@ class DeviceReader {
     constexpr std::string_view kField = "peak_flops_per_s";
     object peaks;
     if (value.get_object().get(peaks) != simdjson::SUCCESS) {
-      return FieldError(kField, "expected an object of class: FLOP/s, got " + Describe(value));
+      return FieldError(kField, "expected an object of class: FLOP/s, got " + DescribeJsonValue(value));
     }
     for (auto peak : peaks) {
       const std::string key(peak.key);
@@ -285,14 +229,14 @@ class DeviceReader {
       if (auto error = ReadOptionalPositive(key, value, device_.devices_per_node)) return error;
       const double v = *device_.devices_per_node;
       if (v != std::floor(v) || v > 1e6) {
-        return FieldError(key, "expected a whole number of devices, got " + Describe(value));
+        return FieldError(key, "expected a whole number of devices, got " + DescribeJsonValue(value));
       }
       return std::nullopt;
     }
     if (key == "compute_units") {
       if (auto error = ReadOptionalPositive(key, value, device_.compute_units)) return error;
       if (*device_.compute_units != std::floor(*device_.compute_units)) {
-        return FieldError(key, "expected a whole number of units, got " + Describe(value));
+        return FieldError(key, "expected a whole number of units, got " + DescribeJsonValue(value));
       }
       return std::nullopt;
     }
@@ -326,13 +270,13 @@ Result<std::vector<Device>> ReadDatabase(object root, std::string_view origin) {
       int64_t version = 0;
       if (field.value.get_int64().get(version) != simdjson::SUCCESS || version != kSchemaVersion) {
         return MakeError(std::string(origin) + ": field 'schema_version': expected 1, got " +
-                         Describe(field.value));
+                         DescribeJsonValue(field.value));
       }
     } else if (field.key == "devices") {
       simdjson::dom::array list;
       if (field.value.get_array().get(list) != simdjson::SUCCESS) {
         return MakeError(std::string(origin) + ": field 'devices': expected an array, got " +
-                         Describe(field.value));
+                         DescribeJsonValue(field.value));
       }
       devices = list;
     } else {
@@ -406,7 +350,7 @@ Result<std::vector<Device>> ParseDeviceDatabase(std::string_view json_text,
   object fields;
   if (root.get_object().get(fields) != simdjson::SUCCESS) {
     return MakeError(std::string(origin) + ": expected a JSON object with a 'devices' array, got " +
-                     Describe(root));
+                     DescribeJsonValue(root));
   }
   return ReadDatabase(fields, origin);
 }
@@ -417,7 +361,7 @@ Result<Device> ParseDeviceJson(std::string_view json_text, std::string_view orig
   if (auto error = ParseJson(parser, json_text, origin, root)) return std::unexpected(*error);
   object fields;
   if (root.get_object().get(fields) != simdjson::SUCCESS) {
-    return MakeError(std::string(origin) + ": expected a device object, got " + Describe(root));
+    return MakeError(std::string(origin) + ": expected a device object, got " + DescribeJsonValue(root));
   }
   element unused;
   if (fields["devices"].get(unused) != simdjson::SUCCESS) {

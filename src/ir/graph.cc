@@ -112,26 +112,27 @@ Result<void> Validate(const Graph& g, bool check_names) {
   std::vector<NodeId> producer(g.tensors.size(), kNone);
   for (NodeId i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    const std::string where = "node '" + n.name + "'";
+    // Built only for a message: a million-node graph must not pay a million strings.
+    auto where = [&n] { return "node '" + n.name + "'"; };
     if (check_names && node_names.InsertOrFind(n.name, i)) {
       return MakeError("duplicate node name '" + n.name + "'");
     }
     for (TensorId t : n.outputs) {
-      if (t >= g.tensors.size()) return MakeError(where + ": output id out of range");
+      if (t >= g.tensors.size()) return MakeError(where() + ": output id out of range");
       const Tensor& out = g.tensors[t];
       if (IsLeaf(out.role)) {
-        return MakeError(where + ": writes '" + out.name + "', which is a " +
+        return MakeError(where() + ": writes '" + out.name + "', which is a " +
                          std::string(RoleName(out.role)) + " and cannot be produced by a node");
       }
       if (out.role != Role::kState && producer[t] != kNone) {
-        return MakeError(where + ": tensor '" + out.name + "' is already produced by node '" +
+        return MakeError(where() + ": tensor '" + out.name + "' is already produced by node '" +
                          g.nodes[producer[t]].name + "'");
       }
       if (producer[t] == kNone) producer[t] = i;
     }
     if (n.cost_twin >= 0) {
       if (static_cast<NodeId>(n.cost_twin) >= i || g.nodes[n.cost_twin].op != n.op) {
-        return MakeError(where + ": cost twin must be an earlier node of the same op");
+        return MakeError(where() + ": cost twin must be an earlier node of the same op");
       }
     }
   }

@@ -28,6 +28,7 @@
 #include "format/format.h"
 #include "ir/graph.h"
 #include "support/file_io.h"
+#include "support/json_describe.h"
 #include "support/utf8.h"
 
 namespace opscope::predict {
@@ -92,21 +93,6 @@ using simdjson::dom::element;
 using simdjson::dom::element_type;
 using simdjson::dom::object;
 
-std::string Describe(element value) {
-  switch (value.type()) {
-    case element_type::ARRAY: return "an array";
-    case element_type::OBJECT: return "an object";
-    case element_type::NULL_VALUE: return "null";
-    case element_type::STRING: {
-      std::string_view s;
-      if (value.get_string().get(s) != simdjson::SUCCESS) return "a string";
-      constexpr size_t kMaxShown = 40;
-      return "\"" + std::string(s.substr(0, kMaxShown)) + (s.size() > kMaxShown ? "...\"" : "\"");
-    }
-    default: return simdjson::minify(value);
-  }
-}
-
 // Reads one JSON object field by field, refusing duplicates and unknown keys, and naming the
 // object's path in every message.
 class ObjectReader {
@@ -122,7 +108,7 @@ class ObjectReader {
   std::optional<Error> Read(element value) const {
     object obj;
     if (value.get_object().get(obj) != simdjson::SUCCESS) {
-      return Error{context_ + ": expected an object, got " + Describe(value)};
+      return Error{context_ + ": expected an object, got " + DescribeJsonValue(value)};
     }
     std::vector<std::string_view> seen;
     for (auto field : obj) {
@@ -162,7 +148,7 @@ class ObjectReader {
         char range[96];
         std::snprintf(range, sizeof range, "expected a number in %s%g, %g], got ",
                       min_open ? "(" : "[", min, max);
-        return Error{context_ + ": field '" + std::string(key) + "': " + range + Describe(v)};
+        return Error{context_ + ": field '" + std::string(key) + "': " + range + DescribeJsonValue(v)};
       }
       out = x;
       return std::nullopt;
@@ -173,11 +159,11 @@ class ObjectReader {
       int64_t x = 0;
       if (v.type() != element_type::INT64 && v.type() != element_type::UINT64) {
         return Error{context_ + ": field '" + std::string(key) + "': expected an integer, got " +
-                     Describe(v)};
+                     DescribeJsonValue(v)};
       }
       if (v.get_int64().get(x) != simdjson::SUCCESS || x < min || x > max) {
         return Error{context_ + ": field '" + std::string(key) + "': expected an integer in " +
-                     std::to_string(min) + ".." + std::to_string(max) + ", got " + Describe(v)};
+                     std::to_string(min) + ".." + std::to_string(max) + ", got " + DescribeJsonValue(v)};
       }
       out = x;
       return std::nullopt;
@@ -188,7 +174,7 @@ class ObjectReader {
       std::string_view s;
       if (v.get_string().get(s) != simdjson::SUCCESS || (non_empty && s.empty())) {
         return Error{context_ + ": field '" + std::string(key) + "': expected a " +
-                     (non_empty ? "non-empty " : "") + "string, got " + Describe(v)};
+                     (non_empty ? "non-empty " : "") + "string, got " + DescribeJsonValue(v)};
       }
       out = std::string(s);
       return std::nullopt;
@@ -198,7 +184,7 @@ class ObjectReader {
     return [this, key, &out](element v) -> std::optional<Error> {
       if (v.get_bool().get(out) != simdjson::SUCCESS) {
         return Error{context_ + ": field '" + std::string(key) + "': expected true or false, got " +
-                     Describe(v)};
+                     DescribeJsonValue(v)};
       }
       return std::nullopt;
     };
@@ -208,13 +194,13 @@ class ObjectReader {
       simdjson::dom::array list;
       if (v.get_array().get(list) != simdjson::SUCCESS) {
         return Error{context_ + ": field '" + std::string(key) +
-                     "': expected an array of strings, got " + Describe(v)};
+                     "': expected an array of strings, got " + DescribeJsonValue(v)};
       }
       for (element item : list) {
         std::string_view s;
         if (item.get_string().get(s) != simdjson::SUCCESS || s.empty()) {
           return Error{context_ + ": field '" + std::string(key) +
-                       "': expected non-empty strings, got " + Describe(item)};
+                       "': expected non-empty strings, got " + DescribeJsonValue(item)};
         }
         out.emplace_back(s);
       }
@@ -323,7 +309,7 @@ ObjectReader::Handler ListOf(const std::string& context, std::string_view key, s
     simdjson::dom::array list;
     if (v.get_array().get(list) != simdjson::SUCCESS) {
       return Error{context + ": field '" + std::string(key) + "': expected an array, got " +
-                   Describe(v)};
+                   DescribeJsonValue(v)};
     }
     size_t index = 0;
     for (element item : list) {

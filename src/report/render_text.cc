@@ -188,7 +188,7 @@ std::string RenderText(const ReportModel& m, const TextStyle& style) {
   t.Line(t.Bold("totals"));
   t.Line("  time (sum of op rooflines)  " + HumanSeconds(tot.time_s));
   const char* floor_by =
-      tot.comm_s > std::max({tot.floor_memory_s, tot.floor_mma_s, tot.floor_vector_s})
+      tot.floor_comm_s > std::max({tot.floor_memory_s, tot.floor_mma_s, tot.floor_vector_s})
           ? "communication"
       : tot.floor_memory_s >= std::max(tot.floor_mma_s, tot.floor_vector_s)
           ? "memory"

@@ -1,6 +1,8 @@
 // File input and atomic report output.
 #include "support/file_io.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,29 +11,109 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 namespace opscope {
+
+namespace {
+
+// The checks ReadFile and MapFile share: `st` describes a regular file no larger than
+// `max_bytes`.
+Result<void> CheckInputFile(const std::string& path, const struct stat& st, uint64_t max_bytes) {
+  if (S_ISDIR(st.st_mode)) return MakeError(path + ": is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) return MakeError(path + ": is not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return MakeError(path + ": file too large (" + std::to_string(st.st_size) + " bytes)");
+  }
+  return {};
+}
+
+}  // namespace
 
 Result<std::string> ReadFile(const std::string& path, uint64_t max_bytes, size_t padding) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     return MakeError(path + ": cannot open: " + std::strerror(errno));
   }
-  if (S_ISDIR(st.st_mode)) return MakeError(path + ": is a directory, not a file");
-  if (!S_ISREG(st.st_mode)) return MakeError(path + ": is not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return MakeError(path + ": file too large (" + std::to_string(st.st_size) + " bytes)");
-  }
+  if (auto ok = CheckInputFile(path, st, max_bytes); !ok) return std::unexpected(ok.error());
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return MakeError(path + ": cannot open: " + std::strerror(errno));
   std::string data;
   data.reserve(static_cast<size_t>(st.st_size) + padding);
-  data.resize(static_cast<size_t>(st.st_size));
-  const size_t got = data.empty() ? 0 : std::fread(data.data(), 1, data.size(), f);
+  // Read straight into the string's storage: no zero fill of a buffer about to be overwritten.
+  size_t got = 0;
+  data.resize_and_overwrite(static_cast<size_t>(st.st_size), [&](char* p, size_t n) {
+    got = n == 0 ? 0 : std::fread(p, 1, n, f);
+    return got;
+  });
   const bool failed = std::ferror(f) != 0;
   std::fclose(f);
-  if (failed || got != data.size()) return MakeError(path + ": read error");
+  if (failed || got != static_cast<size_t>(st.st_size)) return MakeError(path + ": read error");
   return data;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this == &other) return *this;
+  if (mapping_ != nullptr) ::munmap(mapping_, mapping_bytes_);
+  buffer_ = std::move(other.buffer_);
+  mapping_ = std::exchange(other.mapping_, nullptr);
+  mapping_bytes_ = std::exchange(other.mapping_bytes_, 0);
+  size_ = std::exchange(other.size_, 0);
+  capacity_ = std::exchange(other.capacity_, 0);
+  data_ = mapping_ != nullptr ? std::exchange(other.data_, "") : buffer_.data();
+  other.data_ = "";
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (mapping_ != nullptr) ::munmap(mapping_, mapping_bytes_);
+}
+
+Result<MappedFile> MapFile(const std::string& path, uint64_t max_bytes, size_t padding) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return MakeError(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    return MakeError(path + ": cannot open: " + why);
+  }
+  if (auto ok = CheckInputFile(path, st, max_bytes); !ok) {
+    ::close(fd);
+    return std::unexpected(ok.error());
+  }
+  MappedFile file;
+  file.size_ = static_cast<size_t>(st.st_size);
+#if defined(__linux__) && defined(MAP_POPULATE)
+  // Reserve the file's pages plus the padding as anonymous zero pages, then map the file over
+  // their start: the bytes after the end read as zeros, whatever the file's size.
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t bytes = (file.size_ + padding + page - 1) / page * page;
+  void* area = bytes == 0 ? MAP_FAILED
+                          : ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (area != MAP_FAILED) {
+    void* mapped = file.size_ == 0 ? area
+                                   : ::mmap(area, file.size_, PROT_READ,
+                                            MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0);
+    if (mapped == area) {
+      ::close(fd);
+      file.mapping_ = area;
+      file.mapping_bytes_ = bytes;
+      file.data_ = static_cast<const char*>(area);
+      file.capacity_ = bytes;
+      return file;
+    }
+    ::munmap(area, bytes);
+  }
+#endif
+  ::close(fd);
+  auto text = ReadFile(path, max_bytes, padding);  // cannot be mapped: read it
+  if (!text) return std::unexpected(text.error());
+  file.buffer_ = std::move(*text);
+  file.buffer_.reserve(file.buffer_.size() + padding);
+  file.data_ = file.buffer_.data();
+  file.capacity_ = file.buffer_.capacity();
+  return file;
 }
 
 Result<void> WriteFileAtomic(const std::string& path, std::string_view contents) {

@@ -1,17 +1,12 @@
-// One node's exact ledger entry at one workload point (see node_eval.h). Mirrors the steps of
-// BuildLedger for a single node: bind, resolve its tensors, check they resolved, run its rule,
-// apply its repeat count.
+// One node's exact ledger entry at one workload point (see node_eval.h): bind the point,
+// resolve the node's tensors, then the ledger's own per-node step (cost::CostResolvedNode).
 #include "sweep/node_eval.h"
 
 #include <algorithm>
 
-#include "cost/rules.h"
-#include "format/format.h"
-#include "support/checked_math.h"
+#include "cost/node_step.h"
 
 namespace opscope::sweep {
-
-using Status = cost::ResolvedTensor::Status;
 
 NodeEvaluator::NodeEvaluator(const ir::Graph& graph, size_t node)
     : graph_(graph), node_(node), bindings_(graph.symbols) {
@@ -57,26 +52,11 @@ Result<cost::NodeCost> NodeEvaluator::Eval(const Point& p) {
   if (ctx_) b.Set(*ctx_, p.ctx);
   if (auto ok = Resolve(b); !ok) return std::unexpected(ok.error());
 
-  const ir::Node& node = graph_.nodes[node_];
-  cost::NodeCost c;  // not costed until the rule says otherwise
-  if (node.StringAttr("unresolved_reason")) return c;
-  for (const cost::ResolvedTensor& r : resolved_) {
-    if (r.status != Status::kOk) return c;
-  }
+  cost::NodeCost c;  // not costed unless the step says otherwise; the reason is the ledger's
   assumptions_.clear();
-  auto r = cost::CostNode(cost::RuleInput{graph_, node, ins_, outs_, b}, c, assumptions_);
-  if (!r) {
-    if (r.error().kind == cost::RuleFailure::Kind::kBadInput) return MakeError(r.error().message);
-    return c;
-  }
-  if (node.repeat != 1) {
-    for (uint64_t* field : {&c.bytes_read, &c.bytes_written, &c.bytes_weights, &c.bytes_state,
-                            &c.flops}) {
-      auto m = CheckedMul(*field, node.repeat);
-      if (!m) return MakeError("node '" + node.name + "': repeated cost overflows 64 bits");
-      *field = *m;
-    }
-  }
+  auto costed = cost::CostResolvedNode(graph_, graph_.nodes[node_], ins_, outs_, b, c, reason_,
+                                       assumptions_);
+  if (!costed) return std::unexpected(costed.error());
   return c;
 }
 

@@ -1,6 +1,6 @@
 // The exact cost of one node of an LLM step graph at one workload point (n, seqs, ctx),
-// computed the way BuildLedger computes it — the node's tensors resolved under the graph's dims
-// and the workload, then the node's cost rule from the rule table — without resolving or
+// computed by BuildLedger's own per-node step (cost::CostResolvedNode: resolve, rule, repeat) on
+// the node's tensors resolved under the graph's dims and the workload — without resolving or
 // costing the rest of the graph. The compiled step plan fits its closed forms from it and falls
 // back on it wherever a closed form is not proven.
 #pragma once
@@ -46,6 +46,7 @@ class NodeEvaluator {
   std::vector<const cost::ResolvedTensor*> ins_, outs_;  // into resolved_
   expr::Bindings bindings_;                     // the graph's dims and the point
   std::vector<std::string> assumptions_;        // scratch for the rule
+  std::string reason_;                          // scratch: why not costed (the ledger reports it)
   std::optional<expr::SymbolId> n_, seqs_, ctx_;
 };
 

@@ -136,7 +136,7 @@ Result<void> StepPlan::Build() {
   for (const Distinct& d : distinct_) (d.closed ? stats_.closed_form : stats_.rule_per_point)++;
   multiplicity_.assign(distinct_.size(), 0);
   for (uint32_t k : order_) multiplicity_[k] += 1;
-  time_.assign(distinct_.size() * kBlock, 0);
+  time_s_.assign(distinct_.size() * kBlock, 0);
   is_memory_.assign(distinct_.size() * kBlock, 0);
   is_compute_.assign(distinct_.size() * kBlock, 0);
   constant_.assign(distinct_.size(), 0);
@@ -198,19 +198,19 @@ __attribute__((target_clones("avx2", "default"))) void SumInGraphOrder(
   }
 }
 
-// roofline::Estimate for one node at each point: memory_s = bytes / bandwidth, compute_s =
-// FLOPs / peak (none without a peak), time = the larger, bound = compute when compute_s is
-// larger, memory when time > 0. The same IEEE operations per lane as the scalar code.
+// roofline::TimeNode for one node at each point (with no link time), as roofline::Estimate
+// calls it; inlined here so the loop vectorizes. Bounds as 0/1 lanes for the sums below.
 __attribute__((target_clones("avx2", "default"))) void NodeTimes(
-    const int64_t* bytes, const int64_t* flops, size_t count, double bw, double peak,
-    bool has_peak, double* time, double* is_memory, double* is_compute) {
+    const int64_t* bytes, const int64_t* flops, size_t count, double dram_bytes_per_s,
+    std::optional<double> peak_flops_per_s, double* time, double* is_memory,
+    double* is_compute) {
   for (size_t i = 0; i < count; ++i) {
-    const double memory_s = static_cast<double>(bytes[i]) / bw;
-    const double compute_s = has_peak ? static_cast<double>(flops[i]) / peak : 0.0;
-    const double t = memory_s > compute_s ? memory_s : compute_s;
-    time[i] = t;
-    is_compute[i] = compute_s > memory_s ? 1.0 : 0.0;
-    is_memory[i] = (t > 0 && !(compute_s > memory_s)) ? 1.0 : 0.0;
+    const roofline::NodeTime t =
+        roofline::TimeNode(static_cast<double>(bytes[i]), static_cast<double>(flops[i]),
+                           peak_flops_per_s, dram_bytes_per_s);
+    time[i] = t.time_s;
+    is_compute[i] = t.bound == roofline::Bound::kCompute ? 1.0 : 0.0;
+    is_memory[i] = t.bound == roofline::Bound::kMemory ? 1.0 : 0.0;
   }
 }
 
@@ -305,16 +305,14 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
   const bool wide = block.wide;
   const Int128 max1 = block.max1, max2 = block.max2;
 
-  const double bw = device.dram_bytes_per_s;
-  const auto vector_peak = device.Peak(format::MmaClass::kFp32);
+  const double dram_bytes_per_s = device.dram_bytes_per_s;
   std::array<int64_t, kBlock> bytes_of, flops_of;
   std::array<uint64_t, kBlock> link_of{};
   for (size_t k = 0; k < nd; ++k) {
     Distinct& d = distinct_[k];
     // The peak the roofline divides this node's FLOPs by (0 FLOPs give 0 either way).
-    std::optional<double> peak = d.mma_class != format::MmaClass::kNone
-                                     ? device.Peak(d.mma_class) : vector_peak;
-    const bool peak_missing = d.mma_class != format::MmaClass::kNone && !peak;
+    const std::optional<double> peak_flops_per_s = roofline::NodePeak(device, d.mma_class);
+    const bool peak_missing = d.mma_class != format::MmaClass::kNone && !peak_flops_per_s;
     Folded fb, ff;
     bool fast = false;  // the folded forms evaluate in int64 without overflow on this block
     std::array<int64_t, 6> e64{};
@@ -415,12 +413,11 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
     } else {
       for (size_t i = 0; i < count; ++i) valid[i] = valid[i] && costed[i];
     }
-    double* const time = &time_[k * kBlock];
+    double* const time = &time_s_[k * kBlock];
     double* const is_memory = &is_memory_[k * kBlock];
     double* const is_compute = &is_compute_[k * kBlock];
     if (d.collective) {
-      // roofline::Estimate's collective: max(memory, compute, link); bound by its link when
-      // the link time is the largest (neither memory- nor compute-bound).
+      // As roofline::Estimate times a collective: its link time, then the node time.
       const ir::Node& node = graph_.nodes[d.node];
       for (size_t i = 0; i < lanes; ++i) {
         if (!costed[i]) {
@@ -429,47 +426,47 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
         }
         auto link_s = roofline::CollectiveTime(node, link_of[i], device);
         if (!link_s) return std::unexpected(link_s.error());
-        const double memory_s = static_cast<double>(bytes_of[i]) / bw;
-        const double compute_s = flops_of[i] > 0 && peak ? static_cast<double>(flops_of[i]) / *peak : 0.0;
-        time[i] = std::max({memory_s, compute_s, *link_s});
-        const bool link_bound = time[i] > 0 && *link_s >= std::max(memory_s, compute_s);
-        is_compute[i] = !link_bound && compute_s > memory_s ? 1.0 : 0.0;
-        is_memory[i] = !link_bound && time[i] > 0 && !(compute_s > memory_s) ? 1.0 : 0.0;
+        const roofline::NodeTime t =
+            roofline::TimeNode(static_cast<double>(bytes_of[i]), static_cast<double>(flops_of[i]),
+                               peak_flops_per_s, dram_bytes_per_s, *link_s);
+        time[i] = t.time_s;
+        is_compute[i] = t.bound == roofline::Bound::kCompute ? 1.0 : 0.0;
+        is_memory[i] = t.bound == roofline::Bound::kMemory ? 1.0 : 0.0;
       }
     } else {
-      NodeTimes(bytes_of.data(), flops_of.data(), lanes, bw, peak.value_or(0), peak.has_value(),
-                time, is_memory, is_compute);
+      NodeTimes(bytes_of.data(), flops_of.data(), lanes, dram_bytes_per_s, peak_flops_per_s, time,
+                is_memory, is_compute);
     }
     constant_[k] = constant;
     if (constant && count > 1) std::fill(time + 1, time + count, time[0]);
   }
   // The step time: node times summed in graph order, as roofline::Estimate sums them, so the
   // result is the same double.
-  std::array<double, kBlock> total{};
-  SumInGraphOrder(order_.data(), order_.size(), time_.data(), count, total.data());
+  std::array<double, kBlock> total_s{};
+  SumInGraphOrder(order_.data(), order_.size(), time_s_.data(), count, total_s.data());
   // The bound: Σ over distinct nodes × multiplicity (the block-constant nodes' share once)
   // differs from the graph-order sums by rounding only (relative 1e-12 at most here); only a
   // near tie takes the exact sums.
-  double memory_constant = 0, compute_constant = 0;
+  double memory_constant_s = 0, compute_constant_s = 0;
   for (size_t k = 0; k < nd; ++k) {
     if (!constant_[k]) continue;
-    const double t = time_[k * kBlock] * multiplicity_[k];
-    memory_constant += t * is_memory_[k * kBlock];
-    compute_constant += t * is_compute_[k * kBlock];
+    const double node_s = time_s_[k * kBlock] * multiplicity_[k];
+    memory_constant_s += node_s * is_memory_[k * kBlock];
+    compute_constant_s += node_s * is_compute_[k * kBlock];
   }
-  std::array<double, kBlock> memory, compute;
-  memory.fill(memory_constant);
-  compute.fill(compute_constant);
+  std::array<double, kBlock> memory_s, compute_s;
+  memory_s.fill(memory_constant_s);
+  compute_s.fill(compute_constant_s);
   for (size_t k = 0; k < nd; ++k) {
     if (constant_[k]) continue;
     const double m = multiplicity_[k];
-    const double* time = &time_[k * kBlock];
+    const double* time = &time_s_[k * kBlock];
     const double* is_memory = &is_memory_[k * kBlock];
     const double* is_compute = &is_compute_[k * kBlock];
     for (size_t i = 0; i < count; ++i) {
-      const double t = time[i] * m;
-      memory[i] += t * is_memory[i];
-      compute[i] += t * is_compute[i];
+      const double node_s = time[i] * m;
+      memory_s[i] += node_s * is_memory[i];
+      compute_s[i] += node_s * is_compute[i];
     }
   }
   for (size_t i = 0; i < count; ++i) {
@@ -477,15 +474,15 @@ Result<void> StepPlan::TimeBlock(std::span<const Point> points, const device::De
       out[i] = std::nullopt;
       continue;
     }
-    if (std::abs(compute[i] - memory[i]) <= 1e-9 * (compute[i] + memory[i])) {
-      memory[i] = compute[i] = 0;
+    if (std::abs(compute_s[i] - memory_s[i]) <= 1e-9 * (compute_s[i] + memory_s[i])) {
+      memory_s[i] = compute_s[i] = 0;
       for (uint32_t k : order_) {
         const size_t lane = constant_[k] ? 0 : i;
-        memory[i] += time_[k * kBlock + i] * is_memory_[k * kBlock + lane];
-        compute[i] += time_[k * kBlock + i] * is_compute_[k * kBlock + lane];
+        memory_s[i] += time_s_[k * kBlock + i] * is_memory_[k * kBlock + lane];
+        compute_s[i] += time_s_[k * kBlock + i] * is_compute_[k * kBlock + lane];
       }
     }
-    out[i] = StepTiming{total[i], compute[i] > memory[i]};
+    out[i] = StepTiming{total_s[i], compute_s[i] > memory_s[i]};
   }
   return {};
 }

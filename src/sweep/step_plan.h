@@ -104,8 +104,8 @@ class StepPlan {
   std::vector<double> multiplicity_;  // nodes per distinct entry
   PlanStats stats_;
   // Scratch per block, node-major: [distinct][kBlock].
-  // A block-constant node's is_memory_/is_compute_ hold lane 0 only; its time_ every lane.
-  std::vector<double> time_, is_memory_, is_compute_;
+  // A block-constant node's is_memory_/is_compute_ hold lane 0 only; its time_s_ every lane.
+  std::vector<double> time_s_, is_memory_, is_compute_;
   std::vector<uint8_t> constant_;  // per distinct entry: constant over the current block
 };
 

@@ -80,13 +80,13 @@ for label, marker in [("after_open_brace", "{"), ("inside_tensors", '"tensors": 
                       ("inside_tensor", '"name": "w"'), ("inside_shape", '"shape": ['),
                       ("inside_nodes", '"nodes": ['), ("inside_string", '"Line')]:
     cut = BASE_TEXT.index(marker) + len(marker)
-    graw("truncated_" + label, BASE_TEXT[:cut], "graph/truncated_" + label + ".json: malformed JSON")
+    graw("truncated_" + label, BASE_TEXT[:cut], "graph/truncated_" + label + ".json: not valid JSON")
 graw("truncated_before_last_brace", BASE_TEXT.rstrip()[:-1],
-     "graph/truncated_before_last_brace.json: malformed JSON")
-graw("empty", "", "graph/empty.json: malformed JSON")
-graw("whitespace_only", "  \n\t ", "graph/whitespace_only.json: malformed JSON")
-graw("trailing_garbage", BASE_TEXT + " }", "graph/trailing_garbage.json: malformed JSON")
-graw("two_documents", BASE_TEXT + BASE_TEXT, "graph/two_documents.json: malformed JSON")
+     "graph/truncated_before_last_brace.json: not valid JSON")
+graw("empty", "", "graph/empty.json: empty document")
+graw("whitespace_only", "  \n\t ", "graph/whitespace_only.json: empty document")
+graw("trailing_garbage", BASE_TEXT + " }", "graph/trailing_garbage.json: not valid JSON")
+graw("two_documents", BASE_TEXT + BASE_TEXT, "graph/two_documents.json: not valid JSON")
 graw("not_an_object", "[1, 2, 3]", "graph/not_an_object.json: not an opscope graph")
 graw("bare_number", "42", "graph/bare_number.json: not an opscope graph")
 graw("hf_config_given", json.dumps({"model_type": "llama", "hidden_size": 8}),
@@ -195,25 +195,25 @@ graw("duplicate_attr", '{"tensors": [{"name": "x", "shape": [1], "role": "input"
 graw("tensors_after_nodes", '{"nodes": [], "tensors": []}', "'tensors' must come before 'nodes'")
 
 # Invalid UTF-8, escapes and odd characters.
-graw("utf8_invalid_byte", BASE_TEXT.replace('"mm"', '"m\udcffm"'), "graph/utf8_invalid_byte.json: malformed JSON")
-graw("utf8_overlong", BASE_TEXT.replace('"mm"', '"m\udcc0\udcafm"'), "graph/utf8_overlong.json: malformed JSON")
-graw("utf8_truncated_sequence", BASE_TEXT.replace('"mm"', '"m\udce2\udc82"'), "graph/utf8_truncated_sequence.json: malformed JSON")
-graw("utf8_lone_surrogate_escape", BASE_TEXT.replace('"mm"', '"m\\ud800m"'), "graph/utf8_lone_surrogate_escape.json: malformed JSON")
+graw("utf8_invalid_byte", BASE_TEXT.replace('"mm"', '"m\udcffm"'), "graph/utf8_invalid_byte.json: not valid JSON")
+graw("utf8_overlong", BASE_TEXT.replace('"mm"', '"m\udcc0\udcafm"'), "graph/utf8_overlong.json: not valid JSON")
+graw("utf8_truncated_sequence", BASE_TEXT.replace('"mm"', '"m\udce2\udc82"'), "graph/utf8_truncated_sequence.json: not valid JSON")
+graw("utf8_lone_surrogate_escape", BASE_TEXT.replace('"mm"', '"m\\ud800m"'), "graph/utf8_lone_surrogate_escape.json: not valid JSON")
 graw("utf8_valid_names", BASE_TEXT.replace('"mm"', '"m\u00e9\u4e2d\U0001f600"'), "", exit_code=0)
 graw("nul_escape_in_name", BASE_TEXT.replace('"mm"', '"m\\u0000m"'), "", exit_code=0)
-graw("control_char_raw", BASE_TEXT.replace('"mm"', '"m\tm"'), "graph/control_char_raw.json: malformed JSON")
+graw("control_char_raw", BASE_TEXT.replace('"mm"', '"m\tm"'), "graph/control_char_raw.json: not valid JSON")
 graw("bom_prefix", "\ufeff" + BASE_TEXT, "", exit_code=0)  # RFC 8259 §8.1: ignored
-graw("bom_inside", BASE_TEXT.replace("[", "[\ufeff", 1), "graph/bom_inside.json: malformed JSON")
+graw("bom_inside", BASE_TEXT.replace("[", "[\ufeff", 1), "graph/bom_inside.json: not valid JSON")
 
 # NaN / Infinity where numbers are expected (not JSON: rejected by the parser).
-graw("nan_dim", BASE_TEXT.replace('128,', 'NaN,', 1), "graph/nan_dim.json: malformed JSON")
-graw("infinity_dim", BASE_TEXT.replace('"hidden": 64', '"hidden": Infinity'), "graph/infinity_dim.json: malformed JSON")
-graw("nan_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": NaN'), "graph/nan_attr.json: malformed JSON")
-graw("overflowing_double_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": 1e999'), "graph/overflowing_double_attr.json: malformed JSON")
+graw("nan_dim", BASE_TEXT.replace('128,', 'NaN,', 1), "graph/nan_dim.json: not valid JSON")
+graw("infinity_dim", BASE_TEXT.replace('"hidden": 64', '"hidden": Infinity'), "graph/infinity_dim.json: not valid JSON")
+graw("nan_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": NaN'), "graph/nan_attr.json: not valid JSON")
+graw("overflowing_double_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": 1e999'), "graph/overflowing_double_attr.json: not valid JSON")
 
 # Deep nesting (the parser's depth limit), in every position.
-graw("deep_root", "[" * 5000 + "]" * 5000, "graph/deep_root.json: malformed JSON")
-graw("deep_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": ' + "[" * 3000 + "]" * 3000), "graph/deep_attr.json: malformed JSON")
+graw("deep_root", "[" * 5000 + "]" * 5000, "graph/deep_root.json: not an opscope graph (expected a JSON object with 'tensors' and 'nodes'), got an array")
+graw("deep_attr", BASE_TEXT.replace('"alpha": 1', '"alpha": ' + "[" * 3000 + "]" * 3000), "graph/deep_attr.json: node 'act': attribute 'alpha': expected integers, got an array")
 graw("deep_shape_ok_depth", BASE_TEXT.replace('"alpha": 1', '"alpha": [[[[1]]]]'), "node 'act': attribute 'alpha': expected integers")
 g("rank_too_high", tset(1, "shape", [1] * 65 + ["hidden"]), "tensor 'w': rank above 64")
 g("long_name", lambda d: (d["tensors"][0].update(name="x" * 100000, format="f33"), d["nodes"][0].update(inputs=["x" * 100000, "w"])),

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "support/json_describe.h"
 #include "support/utf8.h"
 
 namespace opscope::import::hf {
@@ -53,28 +54,6 @@ std::string SanitizeNonFiniteLiterals(std::string_view text) {
 }
 
 namespace {
-
-std::string Describe(element value) {
-  switch (value.type()) {
-    case element_type::ARRAY: return "an array";
-    case element_type::OBJECT: return "an object";
-    case element_type::NULL_VALUE: return "null";
-    case element_type::STRING: {
-      std::string_view s;
-      if (value.get_string().get(s) != simdjson::SUCCESS) return "a string";
-      std::string quoted(1, '"');
-      quoted.append(s.substr(0, 40));
-      quoted.append(s.size() > 40 ? "...\"" : "\"");
-      return quoted;
-    }
-    case element_type::INT64:
-    case element_type::UINT64:
-    case element_type::DOUBLE:
-    case element_type::BOOL:
-      return simdjson::minify(value);
-  }
-  return "a value";
-}
 
 // Integers may be written as 4096 or 4096.0 (Python accepts both for int fields).
 std::optional<int64_t> AsInt(element value) {
@@ -145,7 +124,7 @@ Result<std::optional<int64_t>> ConfigObject::Int(std::string_view key) const {
     }
     return *i;
   }
-  return std::unexpected(FieldError(key, "expected an integer, got " + Describe(*v)));
+  return std::unexpected(FieldError(key, "expected an integer, got " + DescribeJsonValue(*v)));
 }
 
 Result<std::optional<double>> ConfigObject::Number(std::string_view key) const {
@@ -157,7 +136,7 @@ Result<std::optional<double>> ConfigObject::Number(std::string_view key) const {
       v->get_double().get(d) == simdjson::SUCCESS) {
     return d;
   }
-  return std::unexpected(FieldError(key, "expected a number, got " + Describe(*v)));
+  return std::unexpected(FieldError(key, "expected a number, got " + DescribeJsonValue(*v)));
 }
 
 Result<std::optional<bool>> ConfigObject::Bool(std::string_view key) const {
@@ -165,7 +144,7 @@ Result<std::optional<bool>> ConfigObject::Bool(std::string_view key) const {
   if (!v || v->type() == element_type::NULL_VALUE) return std::nullopt;
   bool b = false;
   if (v->get_bool().get(b) == simdjson::SUCCESS) return b;
-  return std::unexpected(FieldError(key, "expected true or false, got " + Describe(*v)));
+  return std::unexpected(FieldError(key, "expected true or false, got " + DescribeJsonValue(*v)));
 }
 
 Result<std::optional<std::string>> ConfigObject::String(std::string_view key) const {
@@ -173,7 +152,7 @@ Result<std::optional<std::string>> ConfigObject::String(std::string_view key) co
   if (!v || v->type() == element_type::NULL_VALUE) return std::nullopt;
   std::string_view s;
   if (v->get_string().get(s) == simdjson::SUCCESS) return std::string(s);
-  return std::unexpected(FieldError(key, "expected a string, got " + Describe(*v)));
+  return std::unexpected(FieldError(key, "expected a string, got " + DescribeJsonValue(*v)));
 }
 
 Result<std::optional<std::vector<std::string>>> ConfigObject::StringList(
@@ -182,7 +161,7 @@ Result<std::optional<std::vector<std::string>>> ConfigObject::StringList(
   if (!v || v->type() == element_type::NULL_VALUE) return std::nullopt;
   simdjson::dom::array array;
   if (v->get_array().get(array) != simdjson::SUCCESS) {
-    return std::unexpected(FieldError(key, "expected a list of strings, got " + Describe(*v)));
+    return std::unexpected(FieldError(key, "expected a list of strings, got " + DescribeJsonValue(*v)));
   }
   std::vector<std::string> out;
   size_t index = 0;
@@ -190,7 +169,7 @@ Result<std::optional<std::vector<std::string>>> ConfigObject::StringList(
     std::string_view s;
     if (item.get_string().get(s) != simdjson::SUCCESS) {
       return std::unexpected(FieldError(key, "item " + std::to_string(index) +
-                                                 ": expected a string, got " + Describe(item)));
+                                                 ": expected a string, got " + DescribeJsonValue(item)));
     }
     out.emplace_back(s);
     ++index;
@@ -203,7 +182,7 @@ Result<std::optional<std::vector<int64_t>>> ConfigObject::IntList(std::string_vi
   if (!v || v->type() == element_type::NULL_VALUE) return std::nullopt;
   simdjson::dom::array array;
   if (v->get_array().get(array) != simdjson::SUCCESS) {
-    return std::unexpected(FieldError(key, "expected a list of integers, got " + Describe(*v)));
+    return std::unexpected(FieldError(key, "expected a list of integers, got " + DescribeJsonValue(*v)));
   }
   std::vector<int64_t> out;
   size_t index = 0;
@@ -211,7 +190,7 @@ Result<std::optional<std::vector<int64_t>>> ConfigObject::IntList(std::string_vi
     const auto i = AsInt(item);
     if (!i) {
       return std::unexpected(FieldError(key, "item " + std::to_string(index) +
-                                                 ": expected an integer, got " + Describe(item)));
+                                                 ": expected an integer, got " + DescribeJsonValue(item)));
     }
     out.push_back(*i);
     ++index;
@@ -224,7 +203,7 @@ Result<std::optional<ConfigObject>> ConfigObject::Object(std::string_view key) c
   if (!v || v->type() == element_type::NULL_VALUE) return std::nullopt;
   simdjson::dom::object object;
   if (v->get_object().get(object) != simdjson::SUCCESS) {
-    return std::unexpected(FieldError(key, "expected an object, got " + Describe(*v)));
+    return std::unexpected(FieldError(key, "expected an object, got " + DescribeJsonValue(*v)));
   }
   return ConfigObject(object, origin_, Path(key) + ".", log_);
 }
@@ -235,14 +214,14 @@ Result<std::optional<std::vector<ConfigObject>>> ConfigObject::ObjectList(
   if (!v || v->type() == element_type::NULL_VALUE) return std::nullopt;
   simdjson::dom::array array;
   if (v->get_array().get(array) != simdjson::SUCCESS) {
-    return std::unexpected(FieldError(key, "expected a list of objects, got " + Describe(*v)));
+    return std::unexpected(FieldError(key, "expected a list of objects, got " + DescribeJsonValue(*v)));
   }
   std::vector<ConfigObject> out;
   for (element item : array) {
     simdjson::dom::object object;
     if (item.get_object().get(object) != simdjson::SUCCESS) {
       return std::unexpected(FieldError(key, "item " + std::to_string(out.size()) +
-                                                 ": expected an object, got " + Describe(item)));
+                                                 ": expected an object, got " + DescribeJsonValue(item)));
     }
     out.emplace_back(object, origin_, Path(key) + "[" + std::to_string(out.size()) + "].", log_);
   }
@@ -268,14 +247,11 @@ Result<std::unique_ptr<ConfigDocument>> ConfigDocument::Parse(std::string_view t
   const std::string sanitized = SanitizeNonFiniteLiterals(text);
   element root;
   if (auto code = doc->parser_.parse(sanitized).get(root); code != simdjson::SUCCESS) {
-    std::string why = simdjson::error_message(code);
-    if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
-    while (!why.empty() && (why.back() == '.' || why.back() == ' ')) why.pop_back();
-    return MakeError(doc->origin_ + ": not valid JSON: " + why);
+    return MakeError(doc->origin_ + ": " + DescribeJsonParseError(code));
   }
   if (root.get_object().get(doc->root_) != simdjson::SUCCESS) {
     return MakeError(doc->origin_ + ": expected a JSON object at the top level, got " +
-                     Describe(root));
+                     DescribeJsonValue(root));
   }
   return doc;
 }
