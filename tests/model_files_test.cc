@@ -261,5 +261,37 @@ TEST(ModelFilesCli, LlmAnalyzeAndSweepTakeGgufFiles) {
   EXPECT_NE(input.err.find("is a GGUF model, whose inputs have no values"), std::string::npos);
 }
 
+// Bad model files: one line naming the file (the shard for a folder), exit status 2.
+TEST(ModelFilesCli, BadFilesAreErrorsNamingTheFile) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("opscope-bad-models-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto first_bytes = [](const std::string& from, const std::filesystem::path& to, size_t n) {
+    std::ifstream in(from, std::ios::binary);
+    std::string bytes(n, '\0');
+    in.read(bytes.data(), static_cast<std::streamsize>(n));
+    std::ofstream(to, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(n));
+  };
+  // A GGUF header cut after 100 bytes: its counts promise more than the file holds.
+  const std::string gguf = (dir / "cut.gguf").string();
+  first_bytes(kGguf + "tiny-llama.gguf", gguf, 100);
+  for (const char* command : {"llm", "analyze"}) {
+    const auto out = RunOpscope({command, gguf});
+    EXPECT_EQ(out.status, 2) << command;
+    EXPECT_TRUE(out.err.starts_with("opscope: error: " + gguf + ": ")) << out.err;
+    EXPECT_EQ(out.err.find('\n'), out.err.size() - 1) << out.err;  // one line
+  }
+  // A checkpoint folder whose shard stops inside its 8-byte header length.
+  const std::filesystem::path folder = dir / "checkpoint";
+  std::filesystem::copy(kSafetensors + "tiny-fp8", folder);
+  const std::string shard = (folder / "model.safetensors").string();
+  first_bytes(kSafetensors + "tiny-fp8/model.safetensors", shard, 5);
+  const auto out = RunOpscope({"llm", folder.string()});
+  EXPECT_EQ(out.status, 2);
+  EXPECT_TRUE(out.err.starts_with("opscope: error: " + shard + ": ")) << out.err;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace opscope

@@ -10,7 +10,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -46,32 +45,19 @@ llm::Phase ParsePhase(const std::string& phase) {
   throw Error("option '--phase': '" + phase + "' is neither decode nor prefill");
 }
 
-// The llm options, as `opscope llm` takes them.
-struct LlmArgs {
-  std::string model, device, phase;
-  int64_t batch = 1, context = 4096;
-  std::optional<int64_t> prompt, gen_len;
-  std::optional<std::string> weights, activations, kv_dtype, state_dtype, model_type;
-  double mem_util = 0.9;
-  int64_t tp = 1, ep = 1, pp = 1;
-  std::optional<int64_t> dp_attention, gpus_per_node, micro_batches;
-};
+// One function per command, each over the request the CLI fills (llm::Request,
+// sweep::SweepRequest) and the same entry point; the bindings below fill the requests from
+// keyword arguments named as the CLI's options.
 
-py::dict Llm(const LlmArgs& a) {
-  llm::Request r;
-  r.model = a.model;
-  r.parse.model_type = a.model_type;
-  r.recipe = {a.weights, a.activations, a.kv_dtype, a.state_dtype};
-  r.device = a.device;
-  r.degrees = {a.tp, a.ep, a.pp, a.dp_attention, a.gpus_per_node, a.micro_batches};
-  r.workload = {ParsePhase(a.phase), a.batch, a.context, a.prompt, a.gen_len, a.mem_util};
+// `opscope llm MODEL`.
+py::dict Llm(const llm::Request& request) {
   std::optional<report::ReportModel> model;
   {
     py::gil_scoped_release unlocked;
-    const llm::LlmRun run = Take(llm::RunLlm(r));
+    const llm::LlmRun run = Take(llm::RunLlm(request));
     model = report::BuildLlmReport(run.serving, run.evaluation, 10);
   }
-  return ReportDict(*model);
+  return ReportDict(std::move(*model));
 }
 
 // `opscope analyze PATH`: `dims` as --dim NAME=VALUE, `inputs` as --input NAME=VALUE texts.
@@ -99,52 +85,28 @@ py::dict Analyze(const std::string& path, const std::string& device_name,
     if (!analysis) throw Error(Wrap(path, analysis.error()).message);
     model = report::BuildReport(graph, *ledger, *analysis, device, 10);
   }
-  return ReportDict(*model);
+  return ReportDict(std::move(*model));
 }
 
-// The sweep options, as `opscope sweep llm` takes them: LISTs as text ("1,2,4", "1..64").
-struct SweepArgs {
-  std::string model, batch, context, device, phase;
-  std::vector<std::optional<std::string>> weights;
-  std::optional<std::string> tp, ep, pp;
-  std::optional<std::string> activations, kv_dtype, state_dtype, model_type;
-  std::optional<int64_t> gen_len, dp_attention, gpus_per_node, micro_batches;
-  double mem_util = 0.9;
-};
-
-sweep::SweepRequest SweepRequestOf(const SweepArgs& a) {
-  sweep::SweepRequest r;
-  r.model = a.model;
-  r.parse.model_type = a.model_type;
-  r.phase = ParsePhase(a.phase);
-  r.batches = Take(sweep::ParseIntList("--batch", a.batch));
-  r.contexts = Take(sweep::ParseIntList("--context", a.context));
-  r.devices = Take(sweep::ParseNameList("--device", a.device));
-  for (auto [option, text, out] : {std::tuple{"--tp", &a.tp, &r.tps},
-                                   std::tuple{"--ep", &a.ep, &r.eps},
-                                   std::tuple{"--pp", &a.pp, &r.pps}}) {
-    if (*text) *out = Take(sweep::ParseIntList(option, **text));
-  }
-  r.weights = a.weights.empty() ? std::vector<std::optional<std::string>>{std::nullopt} : a.weights;
-  r.activations = a.activations;
-  r.kv_dtype = a.kv_dtype;
-  r.state_dtype = a.state_dtype;
-  r.mem_util = a.mem_util;
-  r.gen_len = a.gen_len;
-  r.dp_attention = a.dp_attention;
-  r.gpus_per_node = a.gpus_per_node;
-  r.micro_batches = a.micro_batches;
-  return r;
+// A LIST option as the CLI takes it ("1,2,4", "1..64", "1024..32768:1024"), when given.
+void ParseListOption(const char* option, const std::optional<std::string>& text,
+                     std::vector<int64_t>& out) {
+  if (text) out = Take(sweep::ParseIntList(option, *text));
 }
 
-py::dict Sweep(const SweepArgs& a) {
+// `opscope sweep llm MODEL`.
+py::dict Sweep(const sweep::SweepRequest& request) {
   std::optional<sweep::SweepResult> result;
   {
     py::gil_scoped_release unlocked;
-    result = Take(sweep::RunSweep(SweepRequestOf(a)));
+    result = Take(sweep::RunSweep(request));
   }
-  return SweepDict(*result);
+  return SweepDict(std::move(*result));
 }
+
+// `opscope plan ...` goes here when src/plan/ exists: py::dict Plan(const plan::PlanRequest&)
+// over the planner's entry point, its result through the JSON renderer like the others
+// (results.h), bound below as "plan" and wrapped in opscope/__init__.py.
 
 py::list Presets() { return PresetList(Take(llm::ListPresets())); }
 
@@ -167,35 +129,23 @@ PYBIND11_MODULE(_opscope, m) {
          double mem_util, int64_t tp, int64_t ep, int64_t pp, std::optional<int64_t> dp_attention,
          std::optional<int64_t> gpus_per_node, std::optional<int64_t> micro_batches,
          std::optional<std::string> model_type) {
-        LlmArgs a;
-        a.model = std::move(model);
-        a.device = std::move(device);
-        a.batch = batch;
-        a.context = context;
-        a.phase = std::move(phase);
-        a.prompt = prompt;
-        a.gen_len = gen_len;
-        a.weights = std::move(weights);
-        a.activations = std::move(activations);
-        a.kv_dtype = std::move(kv_dtype);
-        a.state_dtype = std::move(state_dtype);
-        a.mem_util = mem_util;
-        a.tp = tp;
-        a.ep = ep;
-        a.pp = pp;
-        a.dp_attention = dp_attention;
-        a.gpus_per_node = gpus_per_node;
-        a.micro_batches = micro_batches;
-        a.model_type = std::move(model_type);
-        return Llm(a);
+        opscope::llm::Request r;
+        r.model = std::move(model);
+        r.parse.model_type = std::move(model_type);
+        r.recipe = {std::move(weights), std::move(activations), std::move(kv_dtype),
+                    std::move(state_dtype)};
+        r.device = std::move(device);
+        r.degrees = {tp, ep, pp, dp_attention, gpus_per_node, micro_batches};
+        r.workload = {ParsePhase(phase), batch, context, prompt, gen_len, mem_util};
+        return Llm(r);
       },
-      py::arg("model"), py::arg("device"), py::arg("batch"), py::arg("context"), py::arg("phase"),
-      py::arg("prompt"), py::arg("gen_len"), py::arg("weights"), py::arg("activations"),
-      py::arg("kv_dtype"), py::arg("state_dtype"), py::arg("mem_util"), py::arg("tp"),
-      py::arg("ep"), py::arg("pp"), py::arg("dp_attention"), py::arg("gpus_per_node"),
-      py::arg("micro_batches"), py::arg("model_type"));
+      py::kw_only(), py::arg("model"), py::arg("device"), py::arg("batch"), py::arg("context"),
+      py::arg("phase"), py::arg("prompt"), py::arg("gen_len"), py::arg("weights"),
+      py::arg("activations"), py::arg("kv_dtype"), py::arg("state_dtype"), py::arg("mem_util"),
+      py::arg("tp"), py::arg("ep"), py::arg("pp"), py::arg("dp_attention"),
+      py::arg("gpus_per_node"), py::arg("micro_batches"), py::arg("model_type"));
 
-  m.def("analyze", &Analyze, py::arg("path"), py::arg("device"), py::arg("dims"),
+  m.def("analyze", &Analyze, py::kw_only(), py::arg("path"), py::arg("device"), py::arg("dims"),
         py::arg("inputs"));
 
   m.def(
@@ -208,28 +158,29 @@ PYBIND11_MODULE(_opscope, m) {
          std::optional<int64_t> gen_len, double mem_util, std::optional<int64_t> dp_attention,
          std::optional<int64_t> gpus_per_node, std::optional<int64_t> micro_batches,
          std::optional<std::string> model_type) {
-        SweepArgs a;
-        a.model = std::move(model);
-        a.batch = std::move(batch);
-        a.context = std::move(context);
-        a.device = std::move(device);
-        a.weights = std::move(weights);
-        a.phase = std::move(phase);
-        a.tp = std::move(tp);
-        a.ep = std::move(ep);
-        a.pp = std::move(pp);
-        a.activations = std::move(activations);
-        a.kv_dtype = std::move(kv_dtype);
-        a.state_dtype = std::move(state_dtype);
-        a.gen_len = gen_len;
-        a.mem_util = mem_util;
-        a.dp_attention = dp_attention;
-        a.gpus_per_node = gpus_per_node;
-        a.micro_batches = micro_batches;
-        a.model_type = std::move(model_type);
-        return Sweep(a);
+        opscope::sweep::SweepRequest r;
+        r.model = std::move(model);
+        r.parse.model_type = std::move(model_type);
+        r.phase = ParsePhase(phase);
+        r.batches = Take(opscope::sweep::ParseIntList("--batch", batch));
+        r.contexts = Take(opscope::sweep::ParseIntList("--context", context));
+        r.devices = Take(opscope::sweep::ParseNameList("--device", device));
+        ParseListOption("--tp", tp, r.tps);
+        ParseListOption("--ep", ep, r.eps);
+        ParseListOption("--pp", pp, r.pps);
+        r.weights = weights.empty() ? std::vector<std::optional<std::string>>{std::nullopt}
+                                    : std::move(weights);
+        r.activations = std::move(activations);
+        r.kv_dtype = std::move(kv_dtype);
+        r.state_dtype = std::move(state_dtype);
+        r.mem_util = mem_util;
+        r.gen_len = gen_len;
+        r.dp_attention = dp_attention;
+        r.gpus_per_node = gpus_per_node;
+        r.micro_batches = micro_batches;
+        return Sweep(r);
       },
-      py::arg("model"), py::arg("batch"), py::arg("context"), py::arg("device"),
+      py::kw_only(), py::arg("model"), py::arg("batch"), py::arg("context"), py::arg("device"),
       py::arg("weights"), py::arg("phase"), py::arg("tp"), py::arg("ep"), py::arg("pp"),
       py::arg("activations"), py::arg("kv_dtype"), py::arg("state_dtype"), py::arg("gen_len"),
       py::arg("mem_util"), py::arg("dp_attention"), py::arg("gpus_per_node"),

@@ -1,5 +1,7 @@
-// Results as Python objects (see results.h): the JSON report's structure, field by field as
-// render_json.cc writes it, and the long tables as columns.
+// Results as Python objects (see results.h): the JSON renderers' documents read back with
+// Python's json module (so every field is the JSON's, now and whenever the JSON changes), and
+// the long tables -- a report's nodes, a sweep's points -- as columns filled straight from
+// the rows, never printed.
 #include "python/results.h"
 
 #include <pybind11/numpy.h>
@@ -11,18 +13,18 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "report/render.h"
 
 namespace opscope::python {
 namespace {
 
-// A JSON number: None where JSON writes null (non-finite).
-py::object Number(double v) {
-  if (!std::isfinite(v)) return py::none();
-  return py::float_(v);
+// A JSON document as Python objects: dicts in the document's key order, ints, floats, None.
+py::dict Parse(const std::string& json) {
+  return py::module_::import("json").attr("loads")(json);
 }
-py::object Number(const std::optional<double>& v) { return v ? Number(*v) : py::none(); }
-py::int_ Int(uint64_t v) { return py::int_(v); }
 
 py::list Strings(std::span<const std::string> values) {
   py::list out;
@@ -123,26 +125,7 @@ class Columns {
   py::dict data_;
 };
 
-// ---- The analysis report ------------------------------------------------------------------------
-
-py::dict TotalsDict(const roofline::Totals& t) {
-  py::dict d;
-  d["bytes_read"] = Int(t.bytes_read);
-  d["bytes_written"] = Int(t.bytes_written);
-  d["bytes_weights"] = Int(t.bytes_weights);
-  d["bytes_state"] = Int(t.bytes_state);
-  d["bytes"] = Int(t.bytes());
-  d["flops"] = Int(t.flops);
-  d["intensity"] = Number(t.intensity());
-  d["time_s"] = Number(t.time_s);
-  d["memory_bound_bytes"] = Int(t.memory_bound_bytes);
-  d["compute_bound_bytes"] = Int(t.compute_bound_bytes);
-  d["fused_floor_s"] = Number(t.fused_floor_s);
-  d["nodes"] = py::int_(t.nodes);
-  d["nodes_costed"] = py::int_(t.nodes_costed);
-  return d;
-}
-
+// The nodes of a report: the fields of render_json.cc's WriteNode, in its order.
 py::dict NodeColumns(const std::vector<report::NodeRow>& nodes) {
   Columns c(nodes.size());
   auto at = [&](size_t i) -> const report::NodeRow& { return nodes[i]; };
@@ -166,152 +149,8 @@ py::dict NodeColumns(const std::vector<report::NodeRow>& nodes) {
   return c.Finish();
 }
 
-py::dict LlmDict(const report::LlmSection& l) {
-  const llm::Figures& f = l.figures;
-  py::dict d;
-  d["phase"] = py::str(std::string(llm::PhaseName(f.phase)));
-  d["params_total"] = Int(f.model.params_total);
-  d["params_active"] = Int(f.model.params_active);
-  d["params_embedding"] = Int(f.model.params_embedding);
-  d["weight_bytes"] = Int(f.model.weight_bytes);
-  d["kv_bytes_per_token"] = Int(f.model.kv_bytes_per_token);
-  d["kv_window_bytes_per_seq"] = Int(f.kv_window_bytes_per_seq);
-  d["state_bytes_per_seq"] = Int(f.model.state_bytes_per_seq);
-  d["step_time_s"] = Number(f.step_time_s);
-  d["tokens_per_s"] = Number(f.tokens_per_s);
-  if (f.ttft_s) d["ttft_s"] = Number(*f.ttft_s);
-  if (f.e2e_s) d["e2e_s"] = Number(*f.e2e_s);
-  if (f.tpot_s) d["tpot_s"] = Number(*f.tpot_s);
-  d["max_batch"] = Int(f.max_batch);
-  d["fits"] = py::bool_(f.fits);
-  py::dict recipe;
-  recipe["weights"] = l.recipe.weights;
-  recipe["activations"] = l.recipe.activations;
-  recipe["kv"] = l.recipe.kv;
-  recipe["state"] = l.recipe.state;
-  d["recipe"] = recipe;
-  return d;
-}
-
-py::dict ParallelDict(const llm::Deployment& dep, const llm::DeviceFigures& p) {
-  py::dict d;
-  d["tp"] = py::int_(dep.tp);
-  d["ep"] = py::int_(dep.ep);
-  d["pp"] = py::int_(dep.pp);
-  d["dp_attention"] = py::int_(dep.dp_attention);
-  d["devices"] = py::int_(dep.devices);
-  d["weight_bytes_per_device"] = Int(p.weight_bytes);
-  d["kv_bytes_per_token_per_device"] = Int(p.kv_bytes_per_token);
-  d["comm_time_s"] = Number(p.comm_time_s);
-  d["tokens_per_s_per_device"] = Number(p.tokens_per_s);
-  return d;
-}
-
-py::list ByOpList(const std::vector<report::ByOpRow>& rows) {
-  py::list out;
-  for (const report::ByOpRow& b : rows) {
-    py::dict d;
-    d["op"] = b.op;
-    d["count"] = Int(b.count);
-    d["bytes"] = Int(b.bytes);
-    d["flops"] = Int(b.flops);
-    d["time_s"] = Number(b.time_s);
-    out.append(d);
-  }
-  return out;
-}
-
-py::list NotCostedList(const std::vector<report::NotCosted>& rows) {
-  py::list out;
-  for (const report::NotCosted& n : rows) {
-    py::dict d;
-    d["name"] = n.name;
-    d["op"] = n.op;
-    d["reason"] = n.reason;
-    out.append(d);
-  }
-  return out;
-}
-
-py::list NotTakenList(const std::vector<ir::NotTaken>& rows) {
-  py::list out;
-  for (const ir::NotTaken& b : rows) {
-    py::dict d;
-    d["name"] = b.node;
-    d["branch"] = b.branch;
-    d["nodes"] = py::int_(b.nodes);
-    out.append(d);
-  }
-  return out;
-}
-
-}  // namespace
-
-py::dict DeviceDict(const device::Device& d) {
-  py::dict out;
-  out["name"] = d.name;
-  out["description"] = d.description;
-  out["memory_bytes"] = Number(d.memory_bytes);
-  out["dram_bytes_per_s"] = Number(d.dram_bytes_per_s);
-  py::dict peaks;
-  for (format::MmaClass c : format::kPeakClasses) {
-    if (auto p = d.Peak(c)) peaks[py::str(std::string(format::MmaClassName(c)))] = Number(*p);
-  }
-  out["peak_flops_per_s"] = peaks;
-  if (d.l2_bytes) out["l2_bytes"] = Number(*d.l2_bytes);
-  if (d.interconnect_bytes_per_s) {
-    out["interconnect_bytes_per_s"] = Number(*d.interconnect_bytes_per_s);
-  }
-  if (d.network_bytes_per_s) out["network_bytes_per_s"] = Number(*d.network_bytes_per_s);
-  if (d.interconnect_latency_s) out["interconnect_latency_s"] = Number(*d.interconnect_latency_s);
-  if (d.network_latency_s) out["network_latency_s"] = Number(*d.network_latency_s);
-  if (d.devices_per_node) out["devices_per_node"] = Number(*d.devices_per_node);
-  out["source"] = d.source;
-  return out;
-}
-
-py::list DeviceList(std::span<const device::Device> devices) {
-  py::list out;
-  for (const device::Device& d : devices) out.append(DeviceDict(d));
-  return out;
-}
-
-py::list PresetList(std::span<const llm::PresetInfo> presets) {
-  py::list out;
-  for (const llm::PresetInfo& p : presets) {
-    py::dict d;
-    d["name"] = p.name;
-    d["model_type"] = p.model_type;
-    d["layers"] = py::int_(p.layers);
-    d["reconstructed"] = py::bool_(p.reconstructed);
-    out.append(d);
-  }
-  return out;
-}
-
-py::dict ReportDict(const report::ReportModel& m) {
-  py::dict d;
-  d["schema_version"] = py::int_(m.schema_version);
-  d["model"] = m.model;
-  d["device"] = DeviceDict(m.device);
-  py::dict workload;
-  for (const auto& [name, value] : m.workload) workload[py::str(name)] = py::int_(value);
-  d["workload"] = workload;
-  d["totals"] = TotalsDict(m.totals);
-  d["nodes"] = NodeColumns(m.nodes);
-  d["by_op"] = ByOpList(m.by_op);
-  d["not_costed"] = NotCostedList(m.not_costed);
-  d["no_flop_model"] = Strings(m.no_flop_model);
-  d["assumptions"] = Strings(m.assumptions);
-  if (!m.warnings.empty()) d["warnings"] = Strings(m.warnings);
-  if (!m.not_taken.empty()) d["not_taken"] = NotTakenList(m.not_taken);
-  if (m.llm) d["llm"] = LlmDict(*m.llm);
-  if (m.deployment && m.llm) d["parallel"] = ParallelDict(*m.deployment, m.llm->figures.per_device);
-  return d;
-}
-
-py::dict SweepDict(const sweep::SweepResult& rep) {
-  const std::vector<sweep::SweepRow>& rows = rep.rows;
+// The points of a sweep: the CSV's fields (render_sweep.cc), in its order.
+py::dict PointColumns(const sweep::SweepResult& rep, const std::vector<sweep::SweepRow>& rows) {
   auto dep = [&](size_t i) -> const sweep::SweepDeployment& {
     return rep.deployments[rows[i].deployment];
   };
@@ -334,14 +173,33 @@ py::dict SweepDict(const sweep::SweepResult& rep) {
   c.AddLabels("bound", {"memory", "compute"}, [&](size_t i) { return rows[i].compute_bound ? 1 : 0; });
   c.Add<int64_t>("max_batch", [&](size_t i) { return rows[i].max_batch; });
   c.Add<bool>("fits", [&](size_t i) { return rows[i].fits; });
-  py::dict d;
-  d["schema_version"] = py::int_(1);
-  d["model"] = rep.model;
-  d["phase"] = py::str(std::string(llm::PhaseName(rep.phase)));
-  d["points"] = c.Finish();
-  d["skipped"] = Strings(rep.skipped);
-  d["assumptions"] = Strings(rep.assumptions);
+  return c.Finish();
+}
+
+}  // namespace
+
+py::dict ReportDict(report::ReportModel model) {
+  const std::vector<report::NodeRow> nodes = std::move(model.nodes);
+  model.nodes.clear();
+  py::dict d = Parse(report::RenderJson(model));
+  d["nodes"] = NodeColumns(nodes);
   return d;
+}
+
+py::dict SweepDict(sweep::SweepResult result) {
+  std::vector<sweep::SweepRow> rows = std::move(result.rows);
+  result.rows.clear();
+  py::dict d = Parse(report::RenderSweepJson(result));
+  d["points"] = PointColumns(result, rows);
+  return d;
+}
+
+py::list DeviceList(std::span<const device::Device> devices) {
+  return Parse(report::RenderDevicesJson(devices))["devices"];
+}
+
+py::list PresetList(std::span<const llm::PresetInfo> presets) {
+  return Parse(report::RenderPresetsJson(presets))["presets"];
 }
 
 }  // namespace opscope::python

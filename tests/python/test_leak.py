@@ -11,9 +11,10 @@ def rss_bytes():
 
 def calls(n):
     for i in range(n):
-        _opscope.analyze("tests/golden/mlp.json", "tests/golden/device.json", [("n", 1 + i % 7)], [])
+        _opscope.analyze(path="tests/golden/mlp.json", device="tests/golden/device.json",
+                         dims=[("n", 1 + i % 7)], inputs=[])
         try:
-            _opscope.analyze("tests/golden/mlp.json", "h999", [], [])
+            _opscope.analyze(path="tests/golden/mlp.json", device="h999", dims=[], inputs=[])
         except opscope.Error:
             pass
         if i % 10 == 0:

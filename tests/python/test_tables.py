@@ -54,8 +54,11 @@ def test_points_are_a_dataframe_of_the_csv_columns():
 
 
 def test_a_large_sweep_is_copied_once():
-    core = _opscope.sweep("llama-2-7b-hf", "1..16", "512..4607", "h100-sxm", [None], "decode",
-                          None, None, None, None, None, None, None, 0.9, None, None, None, None)
+    core = _opscope.sweep(
+        model="llama-2-7b-hf", batch="1..16", context="512..4607", device="h100-sxm",
+        weights=[None], phase="decode", tp=None, ep=None, pp=None, activations=None,
+        kv_dtype=None, state_dtype=None, gen_len=None, mem_util=0.9, dp_attention=None,
+        gpus_per_node=None, micro_batches=None, model_type=None)
     assert core["points"]["rows"] == 65536
     df = opscope._table(core["points"])
     arrays = core["points"]["data"]

@@ -26,6 +26,8 @@ import os
 from . import _opscope
 from ._opscope import Error
 
+Error.__module__ = __name__  # shown as opscope.Error in tracebacks
+
 __version__ = _opscope.__version__
 __all__ = ["Error", "analyze", "devices", "llm", "presets", "sweep"]
 
@@ -111,9 +113,11 @@ def llm(model, device="h100-sxm", batch=1, context=4096, phase="decode", *, prom
     >>> r["llm"]["tokens_per_s"]
     """
     return _report(_opscope.llm(
-        _path(model), _path(device), batch, context, phase, prompt, gen_len, weights,
-        activations, kv_dtype, state_dtype, mem_util, tp, ep, pp, dp_attention, gpus_per_node,
-        micro_batches, model_type))
+        model=_path(model), device=_path(device), batch=batch, context=context, phase=phase,
+        prompt=prompt, gen_len=gen_len, weights=weights, activations=activations,
+        kv_dtype=kv_dtype, state_dtype=state_dtype, mem_util=mem_util, tp=tp, ep=ep, pp=pp,
+        dp_attention=dp_attention, gpus_per_node=gpus_per_node, micro_batches=micro_batches,
+        model_type=model_type))
 
 
 def _input_text(name, value):
@@ -139,7 +143,8 @@ def analyze(path, device="h100-sxm", dims=None, inputs=None):
     """
     dims = [(str(k), operator.index(v)) for k, v in (dims or {}).items()]
     inputs = [_input_text(k, v) for k, v in (inputs or {}).items()]
-    return _report(_opscope.analyze(_path(path), _path(device), dims, inputs))
+    return _report(_opscope.analyze(path=_path(path), device=_path(device), dims=dims,
+                                    inputs=inputs))
 
 
 def _list(value):
@@ -193,10 +198,12 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
     else:
         weights = list(weights)
     result = _opscope.sweep(
-        _path(model), _list(batch), _list(context), _names(device), weights, phase,
-        None if tp is None else _list(tp), None if ep is None else _list(ep),
-        None if pp is None else _list(pp), activations, kv_dtype, state_dtype, gen_len,
-        mem_util, dp_attention, gpus_per_node, micro_batches, model_type)
+        model=_path(model), batch=_list(batch), context=_list(context), device=_names(device),
+        weights=weights, phase=phase, tp=None if tp is None else _list(tp),
+        ep=None if ep is None else _list(ep), pp=None if pp is None else _list(pp),
+        activations=activations, kv_dtype=kv_dtype, state_dtype=state_dtype, gen_len=gen_len,
+        mem_util=mem_util, dp_attention=dp_attention, gpus_per_node=gpus_per_node,
+        micro_batches=micro_batches, model_type=model_type)
     result["points"] = _table(result["points"])
     return result
 
@@ -216,5 +223,6 @@ def presets():
     return _opscope.presets()
 
 
-# opscope.plan(...) -- the deployment planner (``opscope plan``) -- goes here, as a function
-# over the core's plan entry point, when src/plan/ exists.
+# opscope.plan(...) -- the deployment planner (``opscope plan``) -- goes here when src/plan/
+# exists: a function with the command's options as keywords over _opscope.plan (module.cc),
+# its tables through _table() like sweep()'s points, a stub in __init__.pyi, a name in __all__.
