@@ -19,37 +19,9 @@ struct LlmOptions {
   bool list = false;
   std::string phase = "decode";
   llm::Request request;  // the model, recipe, device, degrees and workload
-  // The prediction: --engine, and the serving modes as typed (parsed by llm).
-  llm::PredictOptions predict;
-  std::optional<std::string> disagg, speculative;
-  std::optional<int64_t> prefill_tp, decode_tp;
-  std::optional<double> acceptance;
+  llm::PredictTexts predict;  // --engine and the serving modes as typed (parsed by llm)
   OutputOptions output;
 };
-
-// The serving modes of the prediction from their options.
-Result<void> ParsePredictOptions(LlmOptions& o) {
-  if (o.disagg) {
-    auto d = llm::ParseDisagg(*o.disagg);
-    if (!d) return std::unexpected(d.error());
-    d->prefill_tp = o.prefill_tp;
-    d->decode_tp = o.decode_tp;
-    o.predict.disagg = *d;
-  } else if (o.prefill_tp || o.decode_tp) {
-    return MakeError(std::string("option '") + (o.prefill_tp ? "--prefill-tp" : "--decode-tp") +
-                     "': only with --disagg P:D");
-  }
-  if (o.speculative.has_value() != o.acceptance.has_value()) {
-    return MakeError(o.speculative ? "option '--speculative': needs --acceptance R"
-                                   : "option '--acceptance': only with --speculative mtp:N");
-  }
-  if (o.speculative) {
-    auto s = llm::ParseSpeculative(*o.speculative, *o.acceptance);
-    if (!s) return std::unexpected(s.error());
-    o.predict.speculative = *s;
-  }
-  return {};
-}
 
 Result<int> RunList(const OutputOptions& output) {
   auto presets = llm::ListPresets();
@@ -68,8 +40,9 @@ Result<int> RunLlm(LlmOptions& o) {
     return MakeError("no MODEL given (a preset name or a config.json; see 'opscope llm --list')");
   }
   o.request.workload.phase = o.phase == "prefill" ? llm::Phase::kPrefill : llm::Phase::kDecode;
-  if (auto ok = ParsePredictOptions(o); !ok) return std::unexpected(ok.error());
-  auto r = llm::RunLlmPredicted(o.request, o.predict);
+  auto predict = llm::ParsePredictOptions(o.predict);
+  if (!predict) return std::unexpected(predict.error());
+  auto r = llm::RunLlmPredicted(o.request, *predict);
   if (!r) return std::unexpected(r.error());
   return EmitReport(report::BuildLlmReport(r->run.serving, r->run.evaluation, o.output.top,
                                            &r->predicted),
@@ -137,13 +110,13 @@ Command AddLlmCommand(CLI::App& root) {
   app->add_option("--engine", o->predict.engine,
                   "Serving engine whose profile predicts the figures (vllm, sglang, trtllm, "
                   "llama.cpp, roofline) or a profile .json (default: the device's; docs/engines.md)");
-  app->add_option("--disagg", o->disagg,
+  app->add_option("--disagg", o->predict.disagg,
                   "Predict disaggregated serving: P:D prefill and decode workers");
-  app->add_option("--prefill-tp", o->prefill_tp, "With --disagg: a prefill worker's tensor-parallel degree (default: --tp)");
-  app->add_option("--decode-tp", o->decode_tp, "With --disagg: a decode worker's tensor-parallel degree (default: --tp)");
-  app->add_option("--speculative", o->speculative,
+  app->add_option("--prefill-tp", o->predict.prefill_tp, "With --disagg: a prefill worker's tensor-parallel degree (default: --tp)");
+  app->add_option("--decode-tp", o->predict.decode_tp, "With --disagg: a decode worker's tensor-parallel degree (default: --tp)");
+  app->add_option("--speculative", o->predict.speculative,
                   "Predict speculative decoding: mtp:N draft tokens from the model's MTP module");
-  app->add_option("--acceptance", o->acceptance,
+  app->add_option("--acceptance", o->predict.acceptance,
                   "With --speculative: probability each draft token is accepted, in [0, 1]");
   AddOutputOptions(*app, o->output);
   return {app, [o] { return RunLlm(*o); }};

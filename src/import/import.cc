@@ -1,8 +1,10 @@
-// Chooses the importer for `opscope analyze MODEL` by file extension. Built twice: linked
+// Chooses the importer for `opscope analyze MODEL` by file extension (.onnx, .gguf, else graph
+// JSON). Built twice: linked
 // with the ONNX importer (tests, fuzzers), and for the opscope binary with
 // OPSCOPE_ONNX_PLUGIN, loading the importer from opscope-onnx.so on first use (onnx_plugin.h).
 #include "import/import.h"
 
+#include "import/gguf/gguf_model.h"
 #include "import/opscope_json/graph_json.h"
 
 #include <charconv>
@@ -87,11 +89,14 @@ Result<ir::Graph> ImportOnnxFile(const std::string& path, const ImportOptions& o
 
 Result<ir::Graph> ImportModel(const std::string& path, const ImportOptions& options) {
   if (path.ends_with(".onnx")) return ImportOnnxFile(path, options);
+  const bool gguf = path.ends_with(".gguf");
   if (!options.inputs.empty()) {
     return MakeError("option '--input " + options.inputs[0].name + "=" + options.inputs[0].text +
-                     "': '" + path + "' is an opscope graph, whose inputs have no values; "
-                     "--input applies to ONNX models");
+                     "': '" + path + "' is " + (gguf ? "a GGUF model" : "an opscope graph") +
+                     ", whose inputs have no values; --input applies to ONNX models");
   }
+  // A GGUF model's step graph; its symbols n, seqs and ctx bind with --dim in the ledger.
+  if (gguf) return gguf::ImportGgufGraph(path);
   return LoadGraphJson(path);  // graph JSON binds --dim in the ledger
 }
 

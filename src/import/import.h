@@ -46,8 +46,9 @@ struct ImportOptions {
   InputBindings inputs;
 };
 
-// Dispatches on the extension: .onnx → ONNX importer; anything else must be opscope graph
-// JSON (which takes no --input values). Errors name the file.
+// Dispatches on the extension: .onnx → ONNX importer; .gguf → the GGUF model's step graph
+// (gguf_model.h ImportGgufGraph); anything else must be opscope graph JSON (neither takes
+// --input values). Errors name the file.
 Result<ir::Graph> ImportModel(const std::string& path, const ImportOptions& options);
 
 }  // namespace opscope::import

@@ -6,7 +6,13 @@
 // OpenModel tries the openers of one table in order (model.cc: kOpeners); each either claims
 // the argument (and opens it, or says why it cannot) or passes: a preset by its exact name, a
 // model folder, a config.json file (with the files beside it when it is named config.json), a
-// preset as people type it (case-insensitive, organisation dropped), then GGUF files.
+// preset as people type it (case-insensitive, organisation dropped), GGUF files.
+//
+// Model files: a GGUF file (llama.cpp) gives the spec from its metadata and every weight's
+// ggml type; a model folder (or its config.json) with .safetensors shards beside it also
+// reads the shards' headers: every weight's stored format and bytes (scales included), with
+// the tensors the config does not expect, or expects and the files lack, as warnings. Either
+// way spec.stored holds the formats (the recipe's default weights) and bytes.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +22,7 @@
 
 #include "import/hf_config/model_dir.h"
 #include "import/hf_config/model_spec.h"
+#include "import/hf_config/step_graph.h"
 #include "support/error.h"
 
 namespace opscope::llm {
@@ -27,12 +34,22 @@ struct Model {
   // A model folder or config.json path: the files read with it (the index's total_size
   // cross-checks the weight bytes once the step graph is built).
   std::optional<import::hf::ModelFolder> folder = std::nullopt;
+  // What reading the model's files found that the report must not hide (tensors the step
+  // graph does not use, fused weights of mixed types, checkpoint tensors the config does not
+  // expect): JSON `warnings` and stderr.
+  std::vector<std::string> warnings = {};
 };
 
 // Errors name the argument: "model 'llama-9000': neither a built-in preset (see 'opscope llm
 // --list') nor an existing config.json file", or the file and field at fault. `parse` carries
 // --model-type (read the config with a known type's reader, stated in assumptions).
 Result<Model> OpenModel(std::string_view arg, const import::hf::ParseOptions& parse = {});
+
+// The weight bytes of `step` when its weights are in the formats the model's files store: Σ
+// over its weights of their tensors' bytes in the files (scales included) where the weight is
+// in its stored format, else its bytes at its format. Exact for the one-device step graph.
+uint64_t StoredWeightBytes(const import::hf::StoredWeights& stored,
+                           const import::hf::StepGraph& step);
 
 // One row of `opscope llm --list`.
 struct PresetInfo {

@@ -573,4 +573,29 @@ Result<PredictedRun> RunLlmPredicted(const Request& request, const PredictOption
   return PredictedRun{std::move(*run), std::move(*predicted)};
 }
 
+Result<PredictOptions> ParsePredictOptions(const PredictTexts& texts) {
+  PredictOptions options;
+  options.engine = texts.engine;
+  if (texts.disagg) {
+    auto disagg = ParseDisagg(*texts.disagg);
+    if (!disagg) return std::unexpected(disagg.error());
+    disagg->prefill_tp = texts.prefill_tp;
+    disagg->decode_tp = texts.decode_tp;
+    options.disagg = *disagg;
+  } else if (texts.prefill_tp || texts.decode_tp) {
+    return MakeError(std::string("option '") + (texts.prefill_tp ? "--prefill-tp" : "--decode-tp") +
+                     "': only with --disagg P:D");
+  }
+  if (texts.speculative.has_value() != texts.acceptance.has_value()) {
+    return MakeError(texts.speculative ? "option '--speculative': needs --acceptance R"
+                                       : "option '--acceptance': only with --speculative mtp:N");
+  }
+  if (texts.speculative) {
+    auto speculative = ParseSpeculative(*texts.speculative, *texts.acceptance);
+    if (!speculative) return std::unexpected(speculative.error());
+    options.speculative = *speculative;
+  }
+  return options;
+}
+
 }  // namespace opscope::llm

@@ -49,6 +49,17 @@ struct PredictOptions : ServingModes {
   std::optional<std::string> engine;
 };
 
+// The prediction options as a user types them (the CLI's --engine, --disagg P:D,
+// --prefill-tp, --decode-tp, --speculative mtp:N, --acceptance R; Python's keywords of the same
+// names), checked together: --prefill-tp/--decode-tp only with --disagg, --speculative and
+// --acceptance only together. Errors name the option.
+struct PredictTexts {
+  std::optional<std::string> engine, disagg, speculative;
+  std::optional<int64_t> prefill_tp, decode_tp;
+  std::optional<double> acceptance;
+};
+Result<PredictOptions> ParsePredictOptions(const PredictTexts& texts);
+
 // The fit error of a kernel class that holds a large share of the predicted step.
 struct KernelClassError {
   std::string kernel_class, variant;  // the parameters used (after fallbacks)

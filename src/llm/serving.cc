@@ -58,7 +58,10 @@ Result<std::shared_ptr<const ModelBuild>> BuildModel(Model model, const RecipeOp
   whole->graph.name = model.name;
   auto figures = ComputeModelFigures(*whole);
   if (!figures) return std::unexpected(figures.error());
+  // Weights in the formats the model's files store: the files' bytes, scales included.
+  if (recipe->stored) figures->weight_bytes = StoredWeightBytes(*recipe->stored, *whole);
   auto build = std::make_shared<ModelBuild>();
+  build->warnings = model.warnings;
   build->labels = {recipe->weights_label, recipe->activations_label,
                    std::string(format::FormatName(recipe->kv)),
                    std::string(format::FormatName(recipe->state))};

@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "import/hf_config/recipe.h"
 #include "support/checked_math.h"
 #include "support/utf8.h"
 
@@ -793,6 +794,45 @@ GraphCheck CheckGgufGraph(const GgufModel& model, const ir::Graph& graph) {
     GroupFormat(parts, fused, check.warnings);
   }
   return check;
+}
+
+std::shared_ptr<const hf::StoredWeights> StoredWeightsOf(const GgufModel& model,
+                                                         const std::string& source) {
+  auto stored = std::make_shared<hf::StoredWeights>();
+  stored->source = source;
+  stored->formats.insert(model.weight_formats.begin(), model.weight_formats.end());
+  // A group of one graph weight: its tensors' bytes (a fused gate_up of two types included).
+  for (const WeightGroup& g : model.groups) {
+    if (g.graph_names.size() == 1) stored->bytes.emplace(g.graph_names[0], g.bytes);
+  }
+  stored->separate_qkv = true;
+  return stored;
+}
+
+Result<hf::StepGraph> BuildCheckedStepGraph(GgufModel& model, const std::string& path) {
+  model.spec.stored = StoredWeightsOf(model, path);
+  auto recipe = hf::ResolveRecipe(model.spec, {});
+  if (!recipe) return std::unexpected(recipe.error());
+  auto step = hf::BuildStepGraph(model.spec, *recipe);
+  if (!step) return std::unexpected(Wrap(path, step.error()));
+  GraphCheck check = CheckGgufGraph(model, step->graph);
+  if (!check.errors.empty()) {
+    std::string more;
+    if (check.errors.size() > 1) more = " (and " + std::to_string(check.errors.size() - 1) + " more)";
+    return MakeError(path + ": " + check.errors.front() + more);
+  }
+  for (std::string& w : check.warnings) model.warnings.push_back(std::move(w));
+  return step;
+}
+
+Result<ir::Graph> ImportGgufGraph(const std::string& path) {
+  auto model = LoadGgufModel(path);
+  if (!model) return std::unexpected(model.error());
+  auto step = BuildCheckedStepGraph(*model, path);
+  if (!step) return std::unexpected(step.error());
+  ir::Graph graph = std::move(step->graph);
+  for (std::string& w : model->warnings) graph.warnings.push_back(std::move(w));
+  return graph;
 }
 
 }  // namespace opscope::import::gguf

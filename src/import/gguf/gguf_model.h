@@ -22,12 +22,14 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "format/format.h"
 #include "import/gguf/gguf_reader.h"
 #include "import/hf_config/model_spec.h"
+#include "import/hf_config/step_graph.h"
 #include "ir/graph.h"
 #include "support/error.h"
 
@@ -77,5 +79,19 @@ struct GraphCheck {
   std::vector<std::string> errors, warnings;
 };
 GraphCheck CheckGgufGraph(const GgufModel& model, const ir::Graph& graph);
+
+// The file's formats and bytes as the recipe takes them (model_spec.h StoredWeights), in
+// llama.cpp's layout (q, k and v apart); `source` names the file in the recipe's label.
+std::shared_ptr<const hf::StoredWeights> StoredWeightsOf(const GgufModel& model,
+                                                         const std::string& source);
+
+// The model's step graph with every weight in its tensor's type (spec.stored set from
+// StoredWeightsOf), checked against the file: a CheckGgufGraph error is an error (the first,
+// naming the file and how many more), its warnings join model.warnings.
+Result<hf::StepGraph> BuildCheckedStepGraph(GgufModel& model, const std::string& path);
+
+// `opscope analyze model.gguf`: that step graph as a graph to analyse (symbols n, seqs and ctx
+// bound with --dim), with the model's warnings and assumptions.
+Result<ir::Graph> ImportGgufGraph(const std::string& path);
 
 }  // namespace opscope::import::gguf

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -149,6 +151,23 @@ struct MoeSpec {
   bool parallel_dense = false;   // MoE layers also run the dense MLP, summed (Gemma-4)
 };
 
+// The formats a model's own files store its step-graph weights in, read from their headers
+// (a GGUF file: import/gguf; a safetensors checkpoint: import/safetensors). The recipe takes
+// each weight named here in its stored format unless --weights replaces them (recipe.h).
+struct StoredWeights {
+  std::string source;  // the file or folder read, for the recipe label
+  // Step-graph weight name ("layers.3.attn.q_proj.weight") -> its stored format.
+  std::map<std::string, format::Format, std::less<>> formats;
+  // Step-graph weight name -> the bytes of its tensors in the files, scales included: where
+  // they differ from the format's bytes for the weight's shape (a fused weight whose parts
+  // each carry a per-tensor scale, static activation scales), the model's weight bytes are
+  // the files' (llm::StoredWeightBytes).
+  std::map<std::string, uint64_t, std::less<>> bytes;
+  // llama.cpp's layout: q, k and v as three matrices (their types may differ), not one fused
+  // qkv_proj.
+  bool separate_qkv = false;
+};
+
 struct ModelSpec {
   std::string origin;      // the file or preset, for messages
   std::string model_type;  // of the text model ("qwen3_5_moe_text" -> as written)
@@ -160,6 +179,7 @@ struct ModelSpec {
   format::Format dtype = format::Format::kBf16;
   std::optional<format::Format> ssm_state_dtype;  // mamba_ssm_dtype / mamba_ssm_cache_dtype
   CheckpointQuant quant;  // quantization_config (or hf_quant_config.json: model_dir.h)
+  std::shared_ptr<const StoredWeights> stored;  // from the model's files, when read
   AttentionSpec attn;
   MlaSpec mla;
   IndexerSpec indexer;

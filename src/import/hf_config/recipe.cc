@@ -2,6 +2,7 @@
 #include "import/hf_config/recipe.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "support/spelling.h"
@@ -159,8 +160,35 @@ Result<void> ResolveWeightsOption(const std::string& w, const std::string& dtype
   return {};
 }
 
-// The weights: --weights, else the checkpoint's quantization, else the dtype; then the
-// checkpoint's matrix-input and KV formats unless options replace them.
+// The stored formats as the weights (the checkpoint's quantization, when it has one, still
+// gives the activations and KV cache, and the formats of weights the files do not hold).
+// Label: the formats by the bytes they hold, largest first: "q4_k + q6_k + f32 (stored in
+// model.gguf)".
+void UseStored(const ModelSpec& spec, Recipe& r) {
+  const StoredWeights& stored = *spec.stored;
+  r.stored = spec.stored;
+  std::map<Format, uint64_t> bytes_of;
+  for (const auto& [name, f] : stored.formats) {
+    auto b = stored.bytes.find(name);
+    bytes_of[f] += b != stored.bytes.end() ? b->second : 0;
+  }
+  std::vector<std::pair<uint64_t, Format>> by_bytes;
+  for (const auto& [f, b] : bytes_of) by_bytes.emplace_back(b, f);
+  std::stable_sort(by_bytes.begin(), by_bytes.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string formats;
+  for (const auto& [b, f] : by_bytes) {
+    formats += (formats.empty() ? "" : " + ") + std::string(format::FormatName(f));
+  }
+  const std::string file = stored.source.substr(stored.source.find_last_of('/', stored.source.size() - 2) + 1);
+  r.weights_label = formats + " (stored in " + file + ")";
+  r.assumptions.push_back("recipe: each weight in the format " + stored.source +
+                          " stores it (" + std::to_string(stored.formats.size()) + " weights)");
+}
+
+// The weights: --weights, else the formats the model's files store, else the checkpoint's
+// quantization, else the dtype; then the checkpoint's matrix-input and KV formats unless
+// options replace them.
 Result<void> ResolveWeights(const ModelSpec& spec, const RecipeOptions& options, Recipe& r) {
   const std::string dtype_name(format::FormatName(spec.dtype));
   const CheckpointQuant& q = spec.quant;
@@ -170,15 +198,20 @@ Result<void> ResolveWeights(const ModelSpec& spec, const RecipeOptions& options,
       r.assumptions.push_back("recipe: --weights " + *options.weights +
                               " replaces the checkpoint's " + q.method + " from " + q.source);
     }
-  } else if (!q.unsupported.empty()) {
+    if (spec.stored) {
+      r.assumptions.push_back("recipe: --weights " + *options.weights +
+                              " replaces the formats stored in " + spec.stored->source);
+    }
+  } else if (!q.unsupported.empty() && !spec.stored) {
     return MakeError(q.source + ": " + (q.source == spec.origin ? "quantization_config: " : "") +
                      q.unsupported + "; choose the weight format with --weights");
-  } else if (q.scheme || q.rules) {
+  } else if ((q.scheme || q.rules) && q.unsupported.empty()) {
     UseCheckpoint(spec, r, dtype_name);
   } else {
     r.weights_label = dtype_name;
     for (const std::string& note : q.notes) r.assumptions.push_back("recipe: " + note);
   }
+  if (!options.weights && spec.stored) UseStored(spec, r);
   if (r.checkpoint && r.checkpoint->activations && !options.activations) {
     r.gemm_input = *r.checkpoint->activations;
   }
@@ -199,6 +232,7 @@ Result<Recipe> ResolveRecipe(const ModelSpec& spec, const RecipeOptions& options
   r.compute = r.gemm_input = r.kv = r.conv_state = spec.dtype;
   r.state = spec.ssm_state_dtype.value_or(spec.dtype);
   if (auto ok = ResolveWeights(spec, options, r); !ok) return std::unexpected(ok.error());
+  r.separate_qkv = r.gguf.has_value() || (spec.stored && spec.stored->separate_qkv);
 
   if (options.activations) {
     auto f = ParseOptionFormat("--activations", *options.activations);
@@ -403,6 +437,10 @@ Format WeightFormats::FromCheckpoint(const WeightSite& site, std::string_view te
 // A format chosen on the command line (--weights) or a GGUF file's: the layers' projections
 // (and the routed experts unless the scope excludes them) in the matrix format.
 Format WeightFormats::Assigned(const WeightSite& site, std::string_view tensor_name) const {
+  if (recipe_.stored) {
+    auto it = recipe_.stored->formats.find(tensor_name);
+    if (it != recipe_.stored->formats.end()) return it->second;
+  }
   if (recipe_.gguf) return Gguf(site);
   if (recipe_.checkpoint) return FromCheckpoint(site, tensor_name);
   switch (ClassOf(site.role)) {

@@ -3,6 +3,8 @@
 // (dtype, quantization_config, mamba_ssm_dtype); options override them.
 //
 // Weights (docs/llm.md has the table):
+//  * the formats the model's files store (a GGUF file, a safetensors checkpoint: ModelSpec::
+//    stored), weight by weight; a weight the files do not hold falls to the rules below.
 //  * the checkpoint's own quantization (quant_config.h: quantization_config or
 //    hf_quant_config.json), per module: each Linear module in the format its checkpoint
 //    declares, excluded modules in the model dtype; its activation and KV formats too.
@@ -19,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,6 +75,12 @@ struct Recipe {
   format::Format matrix = format::Format::kBf16;
   // The checkpoint's per-module formats, when --weights does not replace them.
   std::optional<CheckpointQuant> checkpoint;
+  // The formats the model's files store (model_spec.h StoredWeights), when --weights does not
+  // replace them: a weight named there takes its stored format, before any rule above.
+  std::shared_ptr<const StoredWeights> stored;
+  // q, k and v as three matrices (llama.cpp: a llama.cpp file type or a GGUF file), not one
+  // fused qkv_proj.
+  bool separate_qkv = false;
   format::Format dtype = format::Format::kBf16;       // norms, embeddings, biases (HF)
   format::Format compute = format::Format::kBf16;     // activations between ops
   format::Format gemm_input = format::Format::kBf16;  // activations entering matrix ops

@@ -583,7 +583,7 @@ class Builder {
     const bool own_kv = !l.kv_shared;
     const int64_t kv_rows = own_kv ? (a.k_eq_v ? kvo : 2 * kvo) : 0;
     TensorId q, k = 0, v = 0, gate = 0;
-    if (!recipe_.gguf) {
+    if (!recipe_.separate_qkv && !recipe_.gguf) {
       // One fused QKV projection, as vLLM / TensorRT-LLM run it.
       const TensorId qkv = Linear(Cat(p, "attn.qkv_proj"), x, q_rows + kv_rows, WeightRole::kAttnQkv,
                                   i, a.qkv_bias, recipe_.compute);

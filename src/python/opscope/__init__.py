@@ -1,0 +1,237 @@
+"""opscope: how an ML model performs on an accelerator, before anything runs.
+
+For every op it computes the bytes that must move, the FLOPs that must happen and the roofline
+time max(bytes / bandwidth, FLOPs / peak); for an LLM, the serving figures (step time,
+tokens/s, time to first token, memory fit). The functions here are the commands of the
+``opscope`` command line, with the same options under the same names (``--kv-dtype`` is
+``kv_dtype``), on the same C++ core:
+
+* ``llm(model, ...)``      -- ``opscope llm MODEL``: one engine step of an LLM
+* ``analyze(path, ...)``   -- ``opscope analyze MODEL``: any graph (graph JSON, ONNX, GGUF)
+* ``sweep(model, ...)``    -- ``opscope sweep llm MODEL``: ``llm`` over a grid, one row a point
+* ``devices()``            -- ``opscope devices``: the device database
+* ``presets()``            -- ``opscope llm --list``: the built-in model presets
+
+Results have the structure of the command's JSON report (``--format json``): dicts and lists
+with the same field names (``r["llm"]["step_time_s"]``), numbers as ints and floats, JSON's
+null as None. The long tables -- a report's ``nodes``, a sweep's ``points`` -- are columns: a
+``pandas.DataFrame`` when pandas is installed, else a dict of numpy arrays (labels such as
+``op`` and ``device`` as pandas categoricals, or numpy object arrays). Bad input raises
+``opscope.Error`` (a ValueError) with the message the command line prints.
+"""
+
+import operator
+import os
+
+from . import _opscope
+from ._opscope import Error
+
+Error.__module__ = __name__  # shown as opscope.Error in tracebacks
+
+__version__ = _opscope.__version__
+__all__ = ["Error", "analyze", "devices", "llm", "presets", "sweep"]
+
+_pandas = None  # the module once imported; False when it is not installed
+
+
+def _pd():
+    global _pandas
+    if _pandas is None:
+        try:
+            import pandas
+            _pandas = pandas
+        except ImportError:
+            _pandas = False
+    return _pandas
+
+
+def _table(columns):
+    """The C++ core's columns (src/python/results.h) as a DataFrame, else a dict of arrays.
+
+    The arrays are the ones the core filled from its rows; the DataFrame takes them without a
+    copy (copy=False keeps each column its own block), so a sweep's rows are copied once.
+    """
+    import numpy as np
+    data, labels = columns["data"], set(columns["labels"])
+    pd = _pd()
+    out = {}
+    for name in columns["names"]:
+        value = data[name]
+        if name in labels:
+            codes, categories = value
+            if pd:
+                value = pd.Categorical.from_codes(codes, categories)
+            else:
+                value = np.asarray(categories, dtype=object)[codes]
+        elif isinstance(value, list):
+            value = np.asarray(value, dtype=object)
+        out[name] = value
+    if not pd:
+        return out
+    return pd.DataFrame(out, copy=False)
+
+
+def _report(result):
+    result["nodes"] = _table(result["nodes"])
+    return result
+
+
+def _path(value):
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def llm(model, device="h100-sxm", batch=1, context=4096, phase="decode", *, prompt=None,
+        gen_len=None, weights=None, activations=None, kv_dtype=None, state_dtype=None,
+        mem_util=0.9, tp=1, ep=1, pp=1, dp_attention=None, gpus_per_node=None,
+        micro_batches=None, model_type=None, engine=None, disagg=None, prefill_tp=None,
+        decode_tp=None, speculative=None, acceptance=None):
+    """One engine step of an LLM on a device: ``opscope llm MODEL --format json``.
+
+    model:     a built-in preset ("llama-3.1-8b", see presets()), a Hugging Face config.json,
+               a model folder (config.json, hf_quant_config.json, safetensors shards: weights
+               at the formats the shards store), or a llama.cpp .gguf file (each weight at its
+               tensor's ggml type).
+    device:    a device id (see devices()) or a device .json file.
+    batch:     sequences in the step (a deployment's: all its devices').
+    context:   decode: cached tokens per sequence.
+    phase:     "decode" (one token per sequence) or "prefill" (the whole prompt).
+    prompt:    prefill: prompt tokens per sequence (default: context).
+    gen_len:   also time the whole request: prefill, then this many decode steps.
+    weights:   a weight format ("nvfp4", "fp8_e4m3") or llama.cpp file type ("q4_k_m");
+               default: the model's own (its files, or the config's dtype and quantization).
+    activations, kv_dtype, state_dtype: activation, KV cache and recurrent state formats.
+    mem_util:  fraction of device memory weights + KV + state may use (max_batch).
+    tp, ep, pp, dp_attention, gpus_per_node, micro_batches: the deployment (see README).
+    model_type: read the config as this known model_type.
+    engine:    the engine whose calibrated profile predicts the figures ("vllm", "sglang",
+               "trtllm", "llama.cpp", "roofline", or a profile .json; default: the device's
+               engine, see docs/engines.md). The prediction is the report's ["llm"]["predicted"].
+    disagg, prefill_tp, decode_tp: disaggregated serving "P:D" (prefill and decode workers)
+               and each worker's tensor-parallel degree.
+    speculative, acceptance: speculative decoding "mtp:N" with acceptance rate R.
+
+    Returns the JSON report as a dict: "model", "device", "workload", "totals", "nodes" (a
+    DataFrame, one row per node of the step in graph order), "by_op", "not_costed",
+    "no_flop_model", "assumptions", "llm" (params_total, weight_bytes, step_time_s,
+    tokens_per_s, ttft_s, max_batch, fits, ...), "parallel" on several devices, and
+    "warnings" when there are some. Raises opscope.Error on bad input.
+
+    >>> r = opscope.llm("llama-3.1-8b", batch=8)
+    >>> r["llm"]["tokens_per_s"]
+    """
+    return _report(_opscope.llm(
+        model=_path(model), device=_path(device), batch=batch, context=context, phase=phase,
+        prompt=prompt, gen_len=gen_len, weights=weights, activations=activations,
+        kv_dtype=kv_dtype, state_dtype=state_dtype, mem_util=mem_util, tp=tp, ep=ep, pp=pp,
+        dp_attention=dp_attention, gpus_per_node=gpus_per_node, micro_batches=micro_batches,
+        model_type=model_type, engine=_path(engine),
+        disagg=disagg, prefill_tp=prefill_tp, decode_tp=decode_tp, speculative=speculative,
+        acceptance=acceptance))
+
+
+def _input_text(name, value):
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(operator.index(v)) for v in value)
+    return f"{name}={value}"
+
+
+def analyze(path, device="h100-sxm", dims=None, inputs=None):
+    """Every node of a model graph costed on a device: ``opscope analyze MODEL --format json``.
+
+    path:    an opscope graph .json, an .onnx model or a .gguf file (its LLM step graph,
+             whose symbols n, seqs and ctx are bound with dims).
+    device:  a device id (see devices()) or a device .json file.
+    dims:    {name: value} binds symbolic dims (--dim NAME=VALUE), e.g. {"n": 1, "ctx": 4096};
+             ONNX's unnamed dims as "input:AXIS".
+    inputs:  {name: value} gives graph inputs a value (--input NAME=VALUE): an int, a float
+             or a list of ints; decides ONNX If branches and shapes.
+
+    Returns the JSON report as a dict ("totals", "nodes" as a DataFrame, "by_op",
+    "not_costed", "assumptions", "warnings", ...). A node that cannot be costed is listed in
+    "not_costed" with its reason, never guessed. Raises opscope.Error on bad input.
+    """
+    dims = [(str(k), operator.index(v)) for k, v in (dims or {}).items()]
+    inputs = [_input_text(k, v) for k, v in (inputs or {}).items()]
+    return _report(_opscope.analyze(path=_path(path), device=_path(device), dims=dims,
+                                    inputs=inputs))
+
+
+def _list(value):
+    """A LIST option as the command line takes it: "1,2,4", "1..64", "1024..32768:1024"."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, range) and len(value) > 1 and value.step > 0:
+        step = "" if value.step == 1 else f":{value.step}"
+        return f"{value.start}..{value[-1]}{step}"
+    if isinstance(value, bool):
+        raise TypeError("expected an int or a list of ints, got a bool")
+    try:
+        return str(operator.index(value))
+    except TypeError:
+        return ",".join(str(operator.index(v)) for v in value)
+
+
+def _names(value):
+    if isinstance(value, (str, os.PathLike)):
+        return _path(value)
+    return ",".join(_path(v) for v in value)
+
+
+def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode", *, tp=None,
+          ep=None, pp=None, activations=None, kv_dtype=None, state_dtype=None, gen_len=None,
+          mem_util=0.9, dp_attention=None, gpus_per_node=None, micro_batches=None,
+          model_type=None):
+    """``llm`` over a grid, one row per point: ``opscope sweep llm MODEL --format json``.
+
+    batch, context: ints, lists or ranges of ints, or the command line's LIST text
+                    ("1..64", "1024..32768:1024"); context is the prompt length in prefill.
+    device:         a device id or a list of them.
+    weights:        a weight format / llama.cpp file type or a list of them (None in a list:
+                    the model's own).
+    tp, ep, pp:     parallel degrees as lists (deployments the model or device cannot take
+                    are skipped and listed in "skipped").
+    The other options are llm()'s and apply to every point.
+
+    Returns {"schema_version", "model", "phase", "points", "skipped", "assumptions"}, with
+    "points" a DataFrame of the CSV's columns (model, device, recipe, phase, tp, ep, pp,
+    dp_attention, devices, batch, context, step_time_s, tokens_per_s, tpot_s, ttft_s, bound,
+    max_batch, fits) in grid order; each row equals what llm() gives for that point.
+
+    >>> df = opscope.sweep("llama-3.1-8b", batch=range(1, 65), context=[2048, 8192])["points"]
+    >>> df.pivot(index="batch", columns="context", values="tokens_per_s").plot()
+    """
+    if weights is None:
+        weights = [None]
+    elif isinstance(weights, str):
+        weights = [weights]
+    else:
+        weights = list(weights)
+    result = _opscope.sweep(
+        model=_path(model), batch=_list(batch), context=_list(context), device=_names(device),
+        weights=weights, phase=phase, tp=None if tp is None else _list(tp),
+        ep=None if ep is None else _list(ep), pp=None if pp is None else _list(pp),
+        activations=activations, kv_dtype=kv_dtype, state_dtype=state_dtype, gen_len=gen_len,
+        mem_util=mem_util, dp_attention=dp_attention, gpus_per_node=gpus_per_node,
+        micro_batches=micro_batches, model_type=model_type)
+    result["points"] = _table(result["points"])
+    return result
+
+
+def devices():
+    """The built-in devices: the "devices" list of ``opscope devices --format json``.
+
+    Each is a dict: name, description, memory_bytes, dram_bytes_per_s, peak_flops_per_s
+    ({class: FLOP/s}, dense), l2_bytes, interconnect_bytes_per_s, ..., source.
+    """
+    return _opscope.devices()
+
+
+def presets():
+    """The built-in model presets: the "presets" list of ``opscope llm --list --format json``
+    (name, model_type, layers, reconstructed)."""
+    return _opscope.presets()
+
+
+# opscope.plan(...) -- the deployment planner (``opscope plan``) -- goes here when src/plan/
+# exists: a function with the command's options as keywords over _opscope.plan (module.cc),
+# its tables through _table() like sweep()'s points, a stub in __init__.pyi, a name in __all__.

@@ -1,0 +1,71 @@
+# Type stubs of the opscope package (src/python/opscope/__init__.py has the docstrings).
+import os
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+__version__: str
+
+class Error(ValueError):
+    """Bad input: the message the opscope command line prints after "opscope: error: "."""
+
+Path = Union[str, os.PathLike[str]]
+# A LIST option: an int, ints, a range, or the command line's text ("1..64", "1024..32768:1024").
+IntList = Union[int, Iterable[int], str]
+# A table of columns: a pandas.DataFrame when pandas is installed, else {column: numpy array}.
+Table = Any
+# The JSON report's structure, with "nodes" (a report) or "points" (a sweep) as a Table.
+Report = dict[str, Any]
+
+def llm(
+    model: Path,
+    device: Path = "h100-sxm",
+    batch: int = 1,
+    context: int = 4096,
+    phase: str = "decode",
+    *,
+    prompt: Optional[int] = None,
+    gen_len: Optional[int] = None,
+    weights: Optional[str] = None,
+    activations: Optional[str] = None,
+    kv_dtype: Optional[str] = None,
+    state_dtype: Optional[str] = None,
+    mem_util: float = 0.9,
+    tp: int = 1,
+    ep: int = 1,
+    pp: int = 1,
+    dp_attention: Optional[int] = None,
+    gpus_per_node: Optional[int] = None,
+    micro_batches: Optional[int] = None,
+    model_type: Optional[str] = None,
+) -> Report: ...
+
+def analyze(
+    path: Path,
+    device: Path = "h100-sxm",
+    dims: Optional[Mapping[str, int]] = None,
+    inputs: Optional[Mapping[str, Union[int, float, Sequence[int]]]] = None,
+) -> Report: ...
+
+def sweep(
+    model: Path,
+    batch: IntList,
+    context: IntList,
+    device: Union[Path, Iterable[Path]] = "h100-sxm",
+    weights: Union[None, str, Iterable[Optional[str]]] = None,
+    phase: str = "decode",
+    *,
+    tp: Optional[IntList] = None,
+    ep: Optional[IntList] = None,
+    pp: Optional[IntList] = None,
+    activations: Optional[str] = None,
+    kv_dtype: Optional[str] = None,
+    state_dtype: Optional[str] = None,
+    gen_len: Optional[int] = None,
+    mem_util: float = 0.9,
+    dp_attention: Optional[int] = None,
+    gpus_per_node: Optional[int] = None,
+    micro_batches: Optional[int] = None,
+    model_type: Optional[str] = None,
+) -> Report: ...
+
+def devices() -> list[dict[str, Any]]: ...
+def presets() -> list[dict[str, Any]]: ...

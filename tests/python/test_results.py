@@ -1,0 +1,111 @@
+"""The package's results equal the command line's JSON for the same inputs, field by field:
+presets (decode, prefill with a whole request, a deployment), graph JSON, ONNX (with and
+without input values), GGUF and safetensors model files, sweeps, devices and presets."""
+import pytest
+
+import opscope
+from conftest import as_json, cli_json
+
+LLM_CASES = [
+    (["llama-3.1-8b"], {}),
+    (["llama-3.1-8b", "--batch", "8", "--context", "1000", "--gen-len", "30"],
+     dict(batch=8, context=1000, gen_len=30)),
+    (["qwen3-30b-a3b", "--phase", "prefill", "--prompt", "512", "--weights", "fp8_e4m3"],
+     dict(phase="prefill", prompt=512, weights="fp8_e4m3")),
+    (["llama-3.1-70b", "--tp", "4", "--pp", "2", "--batch", "16", "--device", "h200"],
+     dict(tp=4, pp=2, batch=16, device="h200")),
+    (["llama-3.1-8b", "--weights", "q4_k_m", "--device", "m4-max", "--kv-dtype", "q8_0",
+      "--mem-util", "0.5"],
+     dict(weights="q4_k_m", device="m4-max", kv_dtype="q8_0", mem_util=0.5)),
+    (["tests/fixtures/gguf/tiny-llama.gguf"], {}),
+    (["tests/fixtures/gguf/tiny-deepseek2.gguf", "--batch", "4"], dict(batch=4)),
+    (["tests/fixtures/safetensors/tiny-fp8"], {}),
+    (["tests/fixtures/safetensors/tiny-gpt-oss", "--context", "64"], dict(context=64)),
+    # Engine predictions and serving modes (llm.predicted).
+    (["llama-3.1-8b", "--engine", "sglang", "--batch", "16", "--gen-len", "64"],
+     dict(engine="sglang", batch=16, gen_len=64)),
+    (["llama-3.1-70b", "--tp", "4", "--device", "h200", "--gen-len", "32", "--disagg", "1:1"],
+     dict(tp=4, device="h200", gen_len=32, disagg="1:1")),
+]
+
+
+@pytest.mark.parametrize("args,kwargs", LLM_CASES, ids=[" ".join(a) for a, _ in LLM_CASES])
+def test_llm_equals_the_cli(args, kwargs):
+    assert as_json(opscope.llm(args[0], **kwargs)) == cli_json("llm", *args)
+
+
+def test_prediction_options_are_checked_as_on_the_command_line():
+    with pytest.raises(opscope.Error, match="--acceptance"):
+        opscope.llm("llama-3.1-8b", speculative="mtp:1")
+    with pytest.raises(opscope.Error, match="--prefill-tp"):
+        opscope.llm("llama-3.1-8b", prefill_tp=2)
+
+
+ANALYZE_CASES = [
+    (["examples/llama3_8b_layer.json", "--dim", "n=1", "--dim", "seqs=1", "--dim", "ctx=4096"],
+     dict(dims={"n": 1, "seqs": 1, "ctx": 4096})),
+    # ctx unbound: the attention node is listed as not costed, with its reason.
+    (["examples/llama3_8b_layer.json", "--dim", "n=1", "--dim", "seqs=1"],
+     dict(dims={"n": 1, "seqs": 1})),
+    (["tests/fixtures/onnx/resnet50.onnx", "--device", "l4"], dict(device="l4")),
+    (["tests/fixtures/onnx/gpt2_tiny_dynamic.onnx"], {}),
+    # If on an input given no value: warnings and not_taken.
+    (["tests/fixtures/onnx/silero_vad/silero_vad.onnx"], {}),
+    (["tests/fixtures/onnx/silero_vad/silero_vad.onnx", "--input", "sr=16000", "--dim",
+      "input:0=1", "--dim", "input:1=512", "--dim", "state:1=1"],
+     dict(inputs={"sr": 16000}, dims={"input:0": 1, "input:1": 512, "state:1": 1})),
+    (["tests/fixtures/gguf/tiny-gemma3.gguf", "--dim", "n=2", "--dim", "seqs=2", "--dim",
+      "ctx=40"], dict(dims={"n": 2, "seqs": 2, "ctx": 40})),
+]
+
+
+@pytest.mark.parametrize("args,kwargs", ANALYZE_CASES, ids=[" ".join(a) for a, _ in ANALYZE_CASES])
+def test_analyze_equals_the_cli(args, kwargs):
+    assert as_json(opscope.analyze(args[0], **kwargs)) == cli_json("analyze", *args)
+
+
+def sweep_as_json(result):
+    """A sweep as JSON has it: the points' model and phase columns (the CSV's) are top-level
+    fields there."""
+    out = as_json(result)
+    for point in out["points"]:
+        assert point.pop("model") == out["model"]
+        assert point.pop("phase") == out["phase"]
+    return out
+
+
+def test_sweep_equals_the_cli():
+    # tp 3 does not divide Llama-3.1-8B's 32 heads: skipped and listed, as on the command line.
+    args = ["llama-3.1-8b", "--batch", "1,8,64", "--context", "1024..4096:1024", "--device",
+            "h100-sxm,h200", "--weights", "bf16,q4_k_m", "--tp", "1,2,3"]
+    result = opscope.sweep("llama-3.1-8b", batch=[1, 8, 64], context=range(1024, 4097, 1024),
+                           device=["h100-sxm", "h200"], weights=["bf16", "q4_k_m"], tp=[1, 2, 3])
+    expected = cli_json("sweep", "llm", *args)
+    assert expected["skipped"]
+    assert sweep_as_json(result) == expected
+
+
+def test_prefill_sweep_with_whole_requests_equals_the_cli():
+    args = ["qwen3-30b-a3b", "--batch", "1..4", "--context", "256", "--phase", "prefill",
+            "--gen-len", "8"]
+    result = opscope.sweep("qwen3-30b-a3b", batch="1..4", context=256, phase="prefill", gen_len=8)
+    assert sweep_as_json(result) == cli_json("sweep", "llm", *args)
+
+
+def test_sweep_rows_equal_llm():
+    points = opscope.sweep("llama-3.1-8b", batch=[1, 16], context=[512, 8192])["points"]
+    for _, row in points.iterrows():
+        r = opscope.llm("llama-3.1-8b", batch=int(row["batch"]), context=int(row["context"]))
+        assert row["step_time_s"] == r["llm"]["step_time_s"]
+        assert row["max_batch"] == r["llm"]["max_batch"]
+
+
+def test_devices_and_presets_equal_the_cli():
+    assert opscope.devices() == cli_json("devices")["devices"]
+    assert opscope.presets() == cli_json("llm", "--list")["presets"]
+
+
+def test_paths_may_be_path_objects(root):
+    import pathlib
+    path = pathlib.Path(root) / "tests/fixtures/gguf/tiny-llama.gguf"
+    assert opscope.llm(path)["llm"]["weight_bytes"] == opscope.llm(str(path))["llm"]["weight_bytes"]
