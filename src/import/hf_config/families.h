@@ -73,6 +73,10 @@ struct Family {
   bool qkv_bias_only = false;     // the bias field covers q/k/v only, o_proj has none
   bool qkv_bias_always = false;   // q/k/v always carry a bias (Qwen2)
   bool mlp_bias = false;          // mlp_bias default (read when the config has it)
+  // A separate switch for the o_proj bias ("" : o_proj follows bias_key), and its default
+  // (BailingMoeConfig: use_qkv_bias for q/k/v, use_bias for the output projection).
+  std::string_view o_bias_key = "";
+  bool o_bias = false;
   QkNorm qk_norm = QkNorm::kNone;
   NormLayout norms = NormLayout::kPre;
   NormKind norm = NormKind::kRms;
@@ -168,6 +172,12 @@ inline constexpr Family kFamilies[] = {
     {.model_type = "ernie4_5_moe", .vocab = 103424, .kv_heads = 4, .tie = true,
      .bias_key = "use_bias", .moe = MoePlacement::kErnie, .shared_experts = 2,
      .correction_bias = true},
+    // Ling / Ring v1 (inclusionAI's BailingMoeConfig, remote code): fused q/k/v with
+    // use_qkv_bias, o_proj ("dense") with use_bias, softmax router without bias, shared experts
+    // num_shared_experts · moe_intermediate_size wide, first_k_dense_replace dense layers.
+    {.model_type = "bailing_moe", .vocab = 30592, .bias_key = "use_qkv_bias",
+     .qkv_bias_only = true, .o_bias_key = "use_bias", .o_bias = true,
+     .moe = MoePlacement::kFirstDense},
     {.model_type = "minimax_m2", .vocab = 200064, .kv_heads = 8, .head_dim = 128,
      .qk_norm = QkNorm::kFlagFull, .moe = MoePlacement::kAll,
      .expert_width = "intermediate_size", .sigmoid_router = true},

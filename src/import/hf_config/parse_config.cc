@@ -108,6 +108,10 @@ Result<void> ReadAttentionShape(const Reader& r) {
   // SeedOssConfig: attention_out_bias, separate from the q/k/v bias.
   OPSCOPE_TRY(out_bias, r.Bool("attention_out_bias"));
   if (out_bias) spec.attn.o_bias = *out_bias;
+  if (!f.o_bias_key.empty()) {
+    OPSCOPE_TRY(o_bias, r.BoolOr(f.o_bias_key, f.o_bias));
+    spec.attn.o_bias = o_bias;
+  }
   OPSCOPE_CHECK(ReadQkNorm(r));
   spec.attn.sinks = f.sinks;
   spec.norm_layout = f.norms;
