@@ -576,5 +576,43 @@ TEST(HfFamilies, LingPlusBailingMoe) {
   EXPECT_FALSE(with_bias->attn.qkv_bias);
 }
 
+// Step-3.7-Flash (vLLM recipe and StepFun's release: "a 196B sparse language backbone", ~11B
+// active). aiconfigurator's copy keeps only the sizing fields (SOURCES.md). Layers 0, 4, ..., 44
+// are global, the other 33 slide over 512 tokens; layers 0-2 are dense (11264), the rest 288
+// experts of 1280, top 8, plus one shared expert of 1280.
+TEST(HfFamilies, Step37Flash) {
+  const Built b = Build("step-3.7-flash.json");
+  const uint64_t h = 4096, v = 128896, e = 3 * h * 1280;
+  const uint64_t attention = h * 64 * 128 + 2 * h * 8 * 128 + 64 * 128 * h;
+  const uint64_t dense = attention + 3 * h * 11264 + 2 * h;
+  const uint64_t moe = attention + 288 * h + 288 + 288 * e + e + 2 * h;  // router, bias, experts
+  EXPECT_EQ(b.figures.params_total, 3 * dense + 42 * moe + 2 * v * h + h);
+  ExpectParams(b, 196, 11);
+  EXPECT_EQ(b.spec.mtp.modules, 3);
+  // Only the 12 global layers hold every token: 12 · (K + V) · 8 heads · 128 · 2 bytes.
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 12u * 2 * 8 * 128 * 2);
+  ASSERT_EQ(b.spec.layers.size(), 45u);
+  EXPECT_EQ(b.spec.layers[1].window, 512);
+  EXPECT_EQ(b.spec.layers[4].window, 0);
+  // One decode step at P = 4096: the window W = 512 caps the query at W keys, 2·W·64·(128 + 128)
+  // FLOPs; a global layer sees P + 1 keys.
+  const int64_t p = 4096;
+  const llm::StepResult r = Decode(b.step, 1, p);
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.1.attn.attention").flops,
+            uint64_t{2} * 512 * 64 * (128 + 128));
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.4.attn.attention").flops,
+            uint64_t{2} * (p + 1) * 64 * (128 + 128));
+}
+
+// Model types known to be refused say why (families.h kRefusedFamilies), naming the field.
+TEST(HfFamilies, RefusedTypesSayWhy) {
+  for (const RefusedFamily& f : kRefusedFamilies) {
+    const std::string json = R"({"model_type": ")" + std::string(f.model_type) + R"("})";
+    EXPECT_EQ(ParseError(json), "config.json: field 'model_type': \"" + std::string(f.model_type) +
+                                    "\" is not read: " + std::string(f.why));
+    EXPECT_EQ(FindFamily(f.model_type), nullptr) << f.model_type;
+  }
+}
+
 }  // namespace
 }  // namespace opscope::import::hf

@@ -326,6 +326,10 @@ Result<const Family*> PickFamily(const std::string& origin, const std::string& m
     return f;
   }
   const Family* f = FindFamily(model_type);
+  if (const RefusedFamily* refused = FindRefusedFamily(model_type); f == nullptr && refused) {
+    return MakeError(origin + ": field 'model_type': \"" + model_type + "\" is not read: " +
+                     std::string(refused->why));
+  }
   if (f == nullptr) {
     return MakeError(origin + ": field 'model_type': \"" + model_type +
                      "\" is not supported (supported: " + SupportedList() +
