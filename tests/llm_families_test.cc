@@ -538,5 +538,81 @@ TEST(HfFamilies, Mamba1ClosedForm) {
   EXPECT_EQ(f->kv_bytes_per_token, 0u);
 }
 
+// ---- Families added in wave 3 (fixtures in tests/fixtures/hf/, sources in SOURCES.md) ------
+
+// Ling-plus (inclusionAI/Ling README: "Ling-Plus has 290 billion parameters with 28.8 billion
+// activated parameters"), model_type bailing_moe: fused q/k/v without bias (use_qkv_bias),
+// o_proj without bias (use_bias false), a bias-free softmax router, 64 experts of 3072, top 4,
+// one shared expert as wide as a routed one, every layer MoE (first_k_dense_replace 0).
+TEST(HfFamilies, LingPlusBailingMoe) {
+  const Built b = Build("ling-plus.json");
+  const uint64_t h = 5376, v = 126464, q = 42 * 128, kv = 6 * 128, e = 3072;
+  const uint64_t attention = h * q + 2 * h * kv + q * h;          // q, k, v, o
+  const uint64_t expert = 3 * h * e;                              // gate, up, down
+  const uint64_t layer = attention + 64 * h + 64 * expert + expert + 2 * h;  // + router, shared, norms
+  EXPECT_EQ(b.figures.params_total, 88 * layer + 2 * v * h + h);  // 290,602,910,976
+  EXPECT_EQ(b.figures.params_active,
+            88 * (attention + 64 * h + 4 * expert + expert + 2 * h) + 2 * v * h + h);
+  ExpectParams(b, 290, 28.8);
+  EXPECT_FALSE(b.spec.attn.qkv_bias);
+  EXPECT_FALSE(b.spec.attn.o_bias);
+  // KV per token: 88 layers · (K + V) · 6 heads · 128 · 2 bytes.
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 88u * 2 * 6 * 128 * 2);
+  // One decode step at context P: the attention sees P + 1 keys, 2·(P+1)·42·(128 + 128) FLOPs;
+  // the routed experts 2·T·top_k·k·out per projection (T = 1): gate+up 2·4·5376·6144.
+  const int64_t p = 4096;
+  const llm::StepResult r = Decode(b.step, 1, p);
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.7.attn.attention").flops,
+            uint64_t{2} * (p + 1) * 42 * (128 + 128));
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.7.moe.experts.gate_up").flops, 2u * 4 * 5376 * 6144);
+  // use_bias defaults to True in BailingMoeConfig: a config without it has an o_proj bias.
+  std::string json = Config("ling-plus.json");
+  const size_t at = json.find("\"use_bias\": false,");
+  ASSERT_NE(at, std::string::npos);
+  json.erase(at, 19);
+  auto with_bias = ParseHfConfig(json, "ling-plus.json");
+  ASSERT_TRUE(with_bias) << with_bias.error().message;
+  EXPECT_TRUE(with_bias->attn.o_bias);
+  EXPECT_FALSE(with_bias->attn.qkv_bias);
+}
+
+// Step-3.7-Flash (vLLM recipe and StepFun's release: "a 196B sparse language backbone", ~11B
+// active). aiconfigurator's copy keeps only the sizing fields (SOURCES.md). Layers 0, 4, ..., 44
+// are global, the other 33 slide over 512 tokens; layers 0-2 are dense (11264), the rest 288
+// experts of 1280, top 8, plus one shared expert of 1280.
+TEST(HfFamilies, Step37Flash) {
+  const Built b = Build("step-3.7-flash.json");
+  const uint64_t h = 4096, v = 128896, e = 3 * h * 1280;
+  const uint64_t attention = h * 64 * 128 + 2 * h * 8 * 128 + 64 * 128 * h;
+  const uint64_t dense = attention + 3 * h * 11264 + 2 * h;
+  const uint64_t moe = attention + 288 * h + 288 + 288 * e + e + 2 * h;  // router, bias, experts
+  EXPECT_EQ(b.figures.params_total, 3 * dense + 42 * moe + 2 * v * h + h);
+  ExpectParams(b, 196, 11);
+  EXPECT_EQ(b.spec.mtp.modules, 3);
+  // Only the 12 global layers hold every token: 12 · (K + V) · 8 heads · 128 · 2 bytes.
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 12u * 2 * 8 * 128 * 2);
+  ASSERT_EQ(b.spec.layers.size(), 45u);
+  EXPECT_EQ(b.spec.layers[1].window, 512);
+  EXPECT_EQ(b.spec.layers[4].window, 0);
+  // One decode step at P = 4096: the window W = 512 caps the query at W keys, 2·W·64·(128 + 128)
+  // FLOPs; a global layer sees P + 1 keys.
+  const int64_t p = 4096;
+  const llm::StepResult r = Decode(b.step, 1, p);
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.1.attn.attention").flops,
+            uint64_t{2} * 512 * 64 * (128 + 128));
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.4.attn.attention").flops,
+            uint64_t{2} * (p + 1) * 64 * (128 + 128));
+}
+
+// Model types known to be refused say why (families.h kRefusedFamilies), naming the field.
+TEST(HfFamilies, RefusedTypesSayWhy) {
+  for (const RefusedFamily& f : kRefusedFamilies) {
+    const std::string json = R"({"model_type": ")" + std::string(f.model_type) + R"("})";
+    EXPECT_EQ(ParseError(json), "config.json: field 'model_type': \"" + std::string(f.model_type) +
+                                    "\" is not read: " + std::string(f.why));
+    EXPECT_EQ(FindFamily(f.model_type), nullptr) << f.model_type;
+  }
+}
+
 }  // namespace
 }  // namespace opscope::import::hf

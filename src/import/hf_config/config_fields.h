@@ -103,6 +103,8 @@ inline constexpr std::string_view kQuietFields[] = {
     "attention_out_multiplier", "key_multiplier", "lm_head_multiplier", "mlp_multipliers",
     "ssm_multipliers", "ssm_in_multiplier", "ssm_out_multiplier", "rotary_dim",
     "use_falcon_mambapy", "use_mambapy",
+    // BailingMoeConfig (Ling): dropouts, and the normalised head / softmax (no shape change).
+    "embedding_dropout", "output_dropout", "norm_head", "norm_softmax",
 };
 
 // Fields a reader leaves out of the step on purpose; each present one adds its line to

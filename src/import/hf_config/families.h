@@ -73,6 +73,10 @@ struct Family {
   bool qkv_bias_only = false;     // the bias field covers q/k/v only, o_proj has none
   bool qkv_bias_always = false;   // q/k/v always carry a bias (Qwen2)
   bool mlp_bias = false;          // mlp_bias default (read when the config has it)
+  // A separate switch for the o_proj bias ("" : o_proj follows bias_key), and its default
+  // (BailingMoeConfig: use_qkv_bias for q/k/v, use_bias for the output projection).
+  std::string_view o_bias_key = "";
+  bool o_bias = false;
   QkNorm qk_norm = QkNorm::kNone;
   NormLayout norms = NormLayout::kPre;
   NormKind norm = NormKind::kRms;
@@ -168,6 +172,18 @@ inline constexpr Family kFamilies[] = {
     {.model_type = "ernie4_5_moe", .vocab = 103424, .kv_heads = 4, .tie = true,
      .bias_key = "use_bias", .moe = MoePlacement::kErnie, .shared_experts = 2,
      .correction_bias = true},
+    // Ling / Ring v1 (inclusionAI's BailingMoeConfig, remote code): fused q/k/v with
+    // use_qkv_bias, o_proj ("dense") with use_bias, softmax router without bias, shared experts
+    // num_shared_experts · moe_intermediate_size wide, first_k_dense_replace dense layers.
+    {.model_type = "bailing_moe", .vocab = 30592, .bias_key = "use_qkv_bias",
+     .qkv_bias_only = true, .o_bias_key = "use_bias", .o_bias = true,
+     .moe = MoePlacement::kFirstDense},
+    // Step-3.7-Flash (stepfun-ai; the vLLM recipe's "hybrid SWA/Global attention" at 3:1, 288
+    // experts top-8 with one shared expert, sigmoid routing, 3 MTP layers). layer_types says which
+    // layers slide; the text fields may sit at the top level or in a text_config.
+    {.model_type = "step3p7", .text_config = "text_config", .nested_optional = true,
+     .window_placement = WindowPlacement::kAll, .moe = MoePlacement::kFirstDense,
+     .shared_experts = 1, .sigmoid_router = true},
     {.model_type = "minimax_m2", .vocab = 200064, .kv_heads = 8, .head_dim = 128,
      .qk_norm = QkNorm::kFlagFull, .moe = MoePlacement::kAll,
      .expert_width = "intermediate_size", .sigmoid_router = true},
@@ -254,6 +270,33 @@ inline constexpr Family kFamilies[] = {
 };
 
 inline constexpr size_t kFamilyCount = std::size(kFamilies);
+
+// Model types opscope knows of but does not read, each with why: the unsupported-type error
+// says it, instead of only listing what is supported.
+struct RefusedFamily {
+  std::string_view model_type, why;
+};
+inline constexpr RefusedFamily kRefusedFamilies[] = {
+    {"minimax_m3", "no public config.json of it was found to build a reader from (its block-sparse "
+                   "attention and index cache are not modelled)"},
+    {"minimax_m3_vl", "no public config.json of it was found to build a reader from (its text_config "
+                      "has no model_type of its own)"},
+    {"kimi_k3", "no public config.json of it was found to build a reader from (its KDA / attention "
+                "hybrid is read for kimi_linear only)"},
+    {"gemma4", "no verbatim public config.json of it was found to build and test a reader on (its "
+               "per-layer embeddings, KV-sharing layers and MoE block are not read yet)"},
+    {"mimo_v2_flash", "no verbatim public config.json of it was found, and its value heads narrower "
+                      "than its key heads (v_head_dim) are not modelled"},
+    {"hunyuan_v1_moe", "no public config.json with this model_type was found (the published "
+                       "Hunyuan-A13B config is remote code, model_type 'hunyuan', per-layer lists)"},
+};
+
+constexpr const RefusedFamily* FindRefusedFamily(std::string_view model_type) {
+  for (const RefusedFamily& f : kRefusedFamilies) {
+    if (f.model_type == model_type) return &f;
+  }
+  return nullptr;
+}
 
 // The model types opscope reads, in table order (`opscope llm --help`).
 inline constexpr std::array<std::string_view, kFamilyCount> kSupportedModelTypes = [] {

@@ -109,6 +109,10 @@ Result<void> ReadAttentionShape(const Reader& r) {
   // SeedOssConfig: attention_out_bias, separate from the q/k/v bias.
   OPSCOPE_TRY(out_bias, r.Bool("attention_out_bias"));
   if (out_bias) spec.attn.o_bias = *out_bias;
+  if (!f.o_bias_key.empty()) {
+    OPSCOPE_TRY(o_bias, r.BoolOr(f.o_bias_key, f.o_bias));
+    spec.attn.o_bias = o_bias;
+  }
   OPSCOPE_CHECK(ReadQkNorm(r));
   spec.attn.sinks = f.sinks;
   spec.norm_layout = f.norms;
@@ -342,6 +346,10 @@ Result<const Family*> PickFamily(const std::string& origin, const std::string& m
     return f;
   }
   const Family* f = FindFamilyAsTyped(model_type);
+  if (const RefusedFamily* refused = FindRefusedFamily(Lower(model_type)); f == nullptr && refused) {
+    return MakeError(origin + ": field 'model_type': \"" + model_type + "\" is not read: " +
+                     std::string(refused->why));
+  }
   if (f == nullptr) {
     return MakeError(origin + ": field 'model_type': \"" + model_type + "\" is not supported" +
                      DidYouMean(model_type, kSupportedModelTypes) + " (supported: " +
