@@ -49,6 +49,35 @@ Result<void> CheckRequest(const PlanRequest& r) {
 // --price is given: the device's list price per device-hour, power and hosting not included.
 constexpr double kAmortizationHours = 3 * 365 * 24;
 
+// The batches (sequences per device) the front is drawn at between two searched ones: 1..6,
+// then three per doubling (8, 10, 12, 16, 20, 24, 32, ...), about a quarter apart. The
+// extremes of each split — its first batch and the largest meeting the targets, found by
+// bisection over every batch — are always searched.
+std::vector<int64_t> Ladder(int64_t hi) {
+  std::vector<int64_t> out;
+  for (int64_t s = 1; s <= std::min<int64_t>(6, hi); ++s) out.push_back(s);
+  for (int64_t p = 8; p <= hi; p *= 2) {
+    for (int64_t s : {p, p + p / 4, p + p / 2}) {
+      if (s <= hi) out.push_back(s);
+    }
+  }
+  return out;
+}
+
+// The ladder batch in (lo, hi) nearest the geometric middle; nullopt when there is none.
+std::optional<int64_t> LadderMid(int64_t lo, int64_t hi) {
+  const double middle = std::sqrt(static_cast<double>(lo) * static_cast<double>(hi));
+  std::optional<int64_t> best;
+  for (int64_t s : Ladder(hi - 1)) {
+    if (s <= lo) continue;
+    if (!best || std::abs(static_cast<double>(s) - middle) <
+                     std::abs(static_cast<double>(*best) - middle)) {
+      best = s;
+    }
+  }
+  return best;
+}
+
 // A split searched for one recipe.
 struct SplitState {
   std::unique_ptr<SplitEval> eval;
@@ -187,12 +216,13 @@ Result<size_t> Planner::AggPoint(SplitEval& e, int64_t s) {
 // x grows and y falls with the batch, so (x(hi), y(lo)) bounds the range.
 Result<void> Planner::ExploreAgg(SplitEval& e, int64_t lo, int64_t hi, size_t lo_id,
                                  size_t hi_id) {
-  if (hi - lo <= 1) return {};
+  const std::optional<int64_t> between = LadderMid(lo, hi);
+  if (!between) return {};
   if (front_.Dominates(points_[hi_id].tokens_per_s_per_device,
                        points_[lo_id].tokens_per_s_per_user)) {
     return {};
   }
-  const int64_t mid = lo + (hi - lo) / 2;
+  const int64_t mid = *between;
   auto mid_id = AggPoint(e, mid);
   if (!mid_id) return std::unexpected(mid_id.error());
   if (auto ok = ExploreAgg(e, lo, mid, lo_id, *mid_id); !ok) return ok;
@@ -224,11 +254,12 @@ Result<std::optional<SplitState>> Planner::Deploy(
   std::string why;
   auto serving = llm::Serving::Deploy(build, llm::Degrees{g.tp, g.ep, g.pp, g.dp_attention},
                                       device_, why);
-  if (!serving) return std::unexpected(serving.error());
   const std::string label = "tp " + Str(g.tp) + ", ep " + Str(g.ep) + ", pp " + Str(g.pp) +
                             ", dp-attention " + Str(g.dp_attention) + " (" + recipe_ + ")";
-  if (!*serving) {
-    out_.skipped.push_back(label + ": " + why);
+  // A share the model cannot be costed at (a device's experts fewer than top_k, ...) is a
+  // split this model does not take: listed with the reason, the search goes on.
+  if (!serving || !*serving) {
+    out_.skipped.push_back(label + ": " + (serving ? why : serving.error().message));
     return std::optional<SplitState>(SplitState{});
   }
   SplitState state;
@@ -241,6 +272,12 @@ Result<std::optional<SplitState>> Planner::Deploy(
     return std::optional<SplitState>(std::move(state));
   }
   SplitEval& e = *state.eval;
+  // A share the cost rules reject (a device holding fewer experts than top_k) is listed the
+  // same way.
+  if (auto first = e.At(lo, out_.searched); !first) {
+    out_.skipped.push_back(label + ": " + first.error().message);
+    return std::optional<SplitState>(SplitState{});
+  }
   auto feasible = Largest(lo, hi, [&](int64_t s) -> Result<bool> {
     auto f = e.At(s, out_.searched);
     if (!f) return std::unexpected(f.error());
@@ -333,7 +370,8 @@ PlanPoint Planner::MakeDisagg(SplitEval& decode, int64_t s, const BatchFigures& 
 // osl / (the cheapest prefill device-seconds per request + hi's decode device-seconds).
 Result<void> Planner::ExploreDisagg(SplitEval& e, int64_t lo, int64_t hi,
                                     const std::vector<PrefillCandidate>& prefill, double min_cost) {
-  if (hi - lo <= 1) return {};
+  const std::optional<int64_t> between = LadderMid(lo, hi);
+  if (!between) return {};
   auto flo = e.At(lo, out_.searched);
   if (!flo) return std::unexpected(flo.error());
   auto fhi = e.At(hi, out_.searched);
@@ -342,7 +380,7 @@ Result<void> Planner::ExploreDisagg(SplitEval& e, int64_t lo, int64_t hi,
                              fhi->tpot_s / static_cast<double>(e.Batch(hi));
   const double x_bound = static_cast<double>(r_.osl) / (min_cost + decode_cost);
   if (front_.Dominates(x_bound, 1 / flo->tpot_s)) return {};
-  const int64_t mid = lo + (hi - lo) / 2;
+  const int64_t mid = *between;
   auto m = DisaggPoint(e, mid, prefill);
   if (!m) return std::unexpected(m.error());
   if (auto ok = ExploreDisagg(e, lo, mid, prefill, min_cost); !ok) return ok;
@@ -393,7 +431,10 @@ Result<void> Planner::Disaggregate(std::vector<SplitState>& splits) {
   }
   double min_cost = kept.front().cost();
   for (const PrefillCandidate& c : kept) min_cost = std::min(min_cost, c.cost());
-  // Decode workers: each split's batches up to the largest meeting the TPOT target.
+  // Decode workers: each split's batches up to the largest meeting the TPOT target; the
+  // extremes of every split first, then the ranges between, best splits first.
+  std::vector<std::pair<SplitEval*, int64_t>> tops;
+  std::vector<double> reach;
   for (SplitState& st : splits) {
     SplitEval& e = *st.eval;
     const int64_t hi = e.MaxS(r_.isl + r_.osl);
@@ -404,10 +445,14 @@ Result<void> Planner::Disaggregate(std::vector<SplitState>& splits) {
     });
     if (!top) return std::unexpected(top.error());
     if (*top == 0) continue;
+    double x = 0;
     for (int64_t s : {int64_t{1}, *top}) {
       auto p = DisaggPoint(e, s, kept);
       if (!p) return std::unexpected(p.error());
+      if (*p) x = points_[**p].tokens_per_s_per_device;
     }
+    tops.emplace_back(&e, *top);
+    reach.push_back(x);
     if (r_.rate) {
       // Sized for the rate, each pool on its own: every prefill candidate with the decode
       // workers' largest batch (the most requests/s per device of either pool).
@@ -415,7 +460,12 @@ Result<void> Planner::Disaggregate(std::vector<SplitState>& splits) {
       if (!f) return std::unexpected(f.error());
       for (const PrefillCandidate& c : kept) SizeForRate(MakeDisagg(e, *top, *f, c, 1, 1));
     }
-    if (auto ok = ExploreDisagg(e, 1, *top, kept, min_cost); !ok) return ok;
+  }
+  std::vector<size_t> order(tops.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return reach[a] > reach[b]; });
+  for (size_t i : order) {
+    if (auto ok = ExploreDisagg(*tops[i].first, 1, tops[i].second, kept, min_cost); !ok) return ok;
   }
   return {};
 }
@@ -483,9 +533,18 @@ Result<void> Planner::RunRecipe(const std::shared_ptr<const llm::ModelBuild>& bu
     SizeForRate(points_[*b]);
     ends[i] = {*a, *b};
   }
+  // Splits reaching the most tokens/s per device first: the front they make prunes the
+  // others' ranges sooner.
+  std::vector<size_t> order;
   for (size_t i = 0; i < splits.size(); ++i) {
+    if (splits[i].eval != nullptr && splits[i].feasible >= splits[i].lo) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return points_[ends[a].second].tokens_per_s_per_device >
+           points_[ends[b].second].tokens_per_s_per_device;
+  });
+  for (size_t i : order) {
     SplitState& st = splits[i];
-    if (st.eval == nullptr || st.feasible < st.lo) continue;
     if (auto ok = ExploreAgg(*st.eval, st.lo, st.feasible, ends[i].first, ends[i].second); !ok) {
       return ok;
     }
