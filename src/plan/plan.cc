@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 
 #include "plan/hints.h"
@@ -627,7 +628,9 @@ void CostAndEnergy(const PlanResult& r, PlanPoint& p) {
 void PriceAndPower(const PlanRequest& request, const device::Device& d, PlanResult& r) {
   if (request.price_usd_per_gpu_hour) {
     r.usd_per_gpu_hour = request.price_usd_per_gpu_hour;
-    r.price_basis = "--price " + std::to_string(*request.price_usd_per_gpu_hour) + " USD per device-hour";
+    char price[32];
+    std::snprintf(price, sizeof price, "%g", *request.price_usd_per_gpu_hour);
+    r.price_basis = std::string("--price ") + price + " USD per device-hour";
   } else if (d.price_usd) {
     r.usd_per_gpu_hour = *d.price_usd / kAmortizationHours;
     r.price_basis = "list price " + std::to_string(static_cast<int64_t>(*d.price_usd)) +
