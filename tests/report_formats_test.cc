@@ -382,4 +382,54 @@ TEST_F(HtmlInChromium, SweepLoadsOfflineShowsTheChartsAndSortsByTime) {
   }
 }
 
+// The plan page (issue 15): loads offline, draws the front (a mark per front point, the best
+// marked), sorts its table, and moving a slider recomputes the front in the page: a tighter
+// TPOT target drops points, and the device slider at 1 leaves only one-device points.
+const char kPlanProbe[] =
+    "__svg('chart','#plan-chart > svg');"
+    "__shown('front-points','#plan-chart circle.front-point');"
+    "__shown('best','#plan-chart circle.front-point.best');"
+    "__shown('rows','#front tbody tr');"
+    "__sort('x','#front','tokens_per_s_per_device');"
+    "function __slide(id,v){var s=document.getElementById(id);s.value=v;s.dispatchEvent(new Event('input'))}"
+    "__slide('s-tpot',2);__mark('tight-front',document.documentElement.getAttribute('data-front'));"
+    "__mark('tight-rows',document.querySelectorAll('#front tbody tr').length);"
+    "__slide('s-tpot',document.getElementById('s-tpot').max);__slide('s-ttft',document.getElementById('s-ttft').max);"
+    "__mark('loose-front',document.documentElement.getAttribute('data-front'));"
+    "__slide('s-gpus',1);__mark('one-front',document.documentElement.getAttribute('data-front'));"
+    "__mark('one-devices',[].map.call(document.querySelectorAll('#front tbody tr'),function(r){return r.cells[3].getAttribute('data-v')}).join(' '));"
+    "__slide('s-isl',0);__mark('short-front',document.documentElement.getAttribute('data-front'));";
+
+TEST_F(HtmlInChromium, PlanPageRecomputesTheFrontOffline) {
+  const std::string chromium = FindChromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh --test)";
+  const std::string args =
+      "plan llama-3.1-8b --device h200 --gpus 8 --isl 2048 --osl 256 --ttft-ms 800 --tpot-ms 8 --disagg";
+  const std::string html = Opscope(args + " --format html");
+  const std::string json = Opscope(args + " --format json");
+  ExpectNoExternalReferences(html);
+  const std::string dom = Load(chromium, html, kPlanProbe);
+  simdjson::dom::parser parser;
+  const size_t front = parser.parse(json)["plan"]["front"].get_array().size();
+  ASSERT_GE(front, 3u);
+  EXPECT_EQ(DomAttribute(dom, "data-probe-chart"), "1") << "the chart is not shown";
+  EXPECT_EQ(DomAttribute(dom, "data-probe-front-points"), std::to_string(front));
+  EXPECT_EQ(DomAttribute(dom, "data-probe-best"), "1");
+  EXPECT_EQ(DomAttribute(dom, "data-probe-rows"), std::to_string(front));
+  ExpectSortedBothWays(dom, "x", front);
+  // The TPOT stops are 5 ms, 8 ms (the request's), 10 ms, ...: at the third (10 ms) the page
+  // recomputes the front and the table with it; with no targets at all the front changes again.
+  const std::string tight = DomAttribute(dom, "data-probe-tight-front");
+  const std::string loose = DomAttribute(dom, "data-probe-loose-front");
+  EXPECT_NE(tight, "<absent>");
+  EXPECT_EQ(DomAttribute(dom, "data-probe-tight-rows"), tight) << "the table follows the front";
+  EXPECT_NE(loose, tight) << "lifting the targets did not change the front";
+  // One device: every front point uses exactly one.
+  const std::string one = DomAttribute(dom, "data-probe-one-devices");
+  ASSERT_FALSE(one.empty());
+  for (double d : Numbers(one)) EXPECT_EQ(d, 1.0) << one;
+  EXPECT_NE(DomAttribute(dom, "data-probe-one-front"), loose);
+  EXPECT_NE(DomAttribute(dom, "data-probe-short-front"), "0");
+}
+
 }  // namespace

@@ -21,6 +21,7 @@ Command AddAnalyzeCommand(CLI::App& root);
 Command AddDevicesCommand(CLI::App& root);
 Command AddLlmCommand(CLI::App& root);
 Command AddSweepCommand(CLI::App& root);  // `opscope sweep llm ...`
+Command AddPlanCommand(CLI::App& root);   // `opscope plan MODEL ...`
 Command AddCalibrateCommand(CLI::App& root);
 
 }  // namespace opscope::cli

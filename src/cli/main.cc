@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
 #ifdef OPSCOPE_HAVE_LLM
   commands.push_back(opscope::cli::AddLlmCommand(app));
   commands.push_back(opscope::cli::AddSweepCommand(app));
+  commands.push_back(opscope::cli::AddPlanCommand(app));
 #endif
   commands.push_back(opscope::cli::AddDevicesCommand(app));
   commands.push_back(opscope::cli::AddCalibrateCommand(app));

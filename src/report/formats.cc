@@ -31,6 +31,13 @@ constexpr Format<sweep::SweepResult> kSweepFormats[] = {
     {"html", [](const sweep::SweepResult& r, const RenderOptions&) { return One(RenderSweepHtml(r)); }},
 };
 
+constexpr Format<plan::PlanResult> kPlanFormats[] = {
+    {"text", [](const plan::PlanResult& r, const RenderOptions&) { return One(RenderPlanText(r)); }},
+    {"json", [](const plan::PlanResult& r, const RenderOptions&) { return One(RenderPlanJson(r)); }},
+    {"csv", [](const plan::PlanResult& r, const RenderOptions&) { return One(RenderPlanCsv(r)); }},
+    {"html", [](const plan::PlanResult& r, const RenderOptions&) { return One(RenderPlanHtml(r)); }},
+};
+
 constexpr Format<DeviceList> kDeviceListFormats[] = {
     {"text", [](const DeviceList& l, const RenderOptions&) { return One(RenderDevicesText(l.devices)); }},
     {"json", [](const DeviceList& l, const RenderOptions&) { return One(RenderDevicesJson(l.devices)); }},
@@ -45,6 +52,7 @@ constexpr Format<PresetList> kPresetListFormats[] = {
 
 std::span<const Format<ReportModel>> ReportFormats() { return kReportFormats; }
 std::span<const Format<sweep::SweepResult>> SweepFormats() { return kSweepFormats; }
+std::span<const Format<plan::PlanResult>> PlanFormats() { return kPlanFormats; }
 std::span<const Format<DeviceList>> DeviceListFormats() { return kDeviceListFormats; }
 std::span<const Format<PresetList>> PresetListFormats() { return kPresetListFormats; }
 

@@ -10,6 +10,7 @@
 
 #include "device/device.h"
 #include "llm/model.h"
+#include "plan/plan.h"
 #include "report/report_model.h"
 #include "sweep/sweep.h"
 
@@ -37,6 +38,7 @@ struct PresetList {
 
 std::span<const Format<ReportModel>> ReportFormats();          // text json csv svg html
 std::span<const Format<sweep::SweepResult>> SweepFormats();    // csv json svg html
+std::span<const Format<plan::PlanResult>> PlanFormats();        // text json csv html
 std::span<const Format<DeviceList>> DeviceListFormats();       // text json
 std::span<const Format<PresetList>> PresetListFormats();       // text json
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "llm/model.h"
+#include "plan/plan.h"
 #include "report/report_model.h"
 #include "sweep/sweep.h"
 
@@ -60,5 +61,23 @@ std::string RenderSweepJson(const sweep::SweepResult& result);
 std::string RenderSweepSvg(const sweep::SweepResult& result, bool standalone = true);
 // One self-contained HTML file: summary, the charts, a sortable table of the points.
 std::string RenderSweepHtml(const sweep::SweepResult& result);
+
+// ---- Plans (`opscope plan`): the front of a plan::PlanResult -------------------------------
+
+// A text table of the front (the best point starred), the best point's launch hint and
+// reproducing command, the rate sizing, and where prices and power come from.
+std::string RenderPlanText(const plan::PlanResult& result);
+// {"schema_version": 1, "plan": {"model", "device", "gpus", "isl", "osl", "targets", "engine",
+// "estimate", "front": [...], "best", "min_gpus_for_rate", "searched", "skipped", ...}}.
+std::string RenderPlanJson(const plan::PlanResult& result);
+// CSV (RFC 4180, CRLF): one record per front point.
+std::string RenderPlanCsv(const plan::PlanResult& result);
+// The interactive offline page: the front charted, sliders for ISL, OSL, the targets and the
+// device count that recompute it from the embedded grid, the sortable table.
+std::string RenderPlanHtml(const plan::PlanResult& result);
+// "8 x (tp1, batch 64)" / "2P (tp8, batch 4) + 6D (tp8, batch 128)".
+std::string PlanConfigLabel(const plan::PlanPoint& point);
+// "TTFT <= 2.00 s, TPOT <= 50.0 ms".
+std::string PlanTargetsText(const plan::PlanResult& result);
 
 }  // namespace opscope::report

@@ -1,0 +1,74 @@
+// The planner's search (see plan.h): the splits of up to N devices, each split's serving
+// deployment evaluated through llm::Evaluate at whole batches (memoized), and the pruned
+// searches for the aggregated and disaggregated fronts.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llm/serving.h"
+#include "plan/front.h"
+#include "plan/plan.h"
+
+namespace opscope::plan {
+
+// The degrees of a split as `opscope llm` takes them.
+struct SplitDegrees {
+  int64_t tp = 1, ep = 1, pp = 1, dp_attention = 1;
+};
+
+// Every split of at most `gpus` devices the model and device can take, in search order
+// (fewer pipeline stages first: a pipeline split is pruned against the same split without
+// stages). The search space: tp, ep, pp and dp_attention powers of two; tensor parallelism
+// within one node; experts either not spread (ep 1) or spread over every device of a stage
+// (ep = tp · dp_attention, as vLLM's --enable-expert-parallel and SGLang's --enable-ep-moe
+// do). Splits the model cannot take (heads not divisible, ...) go to `skipped`, with why.
+std::vector<SplitDegrees> EnumerateSplits(const llm::ModelBuild& build,
+                                          const device::Device& device, int64_t gpus,
+                                          double mem_util, std::vector<std::string>& skipped,
+                                          uint64_t& pruned);
+
+// The figures of one batch on one split: what `opscope llm --phase prefill --prompt ISL
+// --gen-len OSL --batch B` prints for it.
+struct BatchFigures {
+  double ttft_s = 0, tpot_s = 0, e2e_s = 0;
+};
+
+// One split deployed (a llm::Serving) and its batches evaluated on demand. Batches are whole
+// per device: B = s · dp_attention · micro_batches for s sequences per device and micro-batch
+// (any other batch runs the same steps as the next such batch, with fewer sequences).
+class SplitEval {
+ public:
+  SplitEval(llm::Serving serving, SplitDegrees degrees, int64_t isl, int64_t osl,
+            int64_t max_batch, double mem_util);
+
+  const llm::Serving& serving() const { return serving_; }
+  const SplitDegrees& degrees() const { return degrees_; }
+  int64_t devices() const { return serving_.deployment().devices; }
+  int64_t Batch(int64_t s) const { return s * per_s_; }
+  // The most sequences per device that memory holds at `context` tokens and the batch cap
+  // allows (0: not even one).
+  int64_t MaxS(int64_t context) const;
+  // The figures at s sequences per device (memoized); `evaluated` counts fresh evaluations.
+  Result<BatchFigures> At(int64_t s, uint64_t& evaluated);
+  // The KV a prefill worker's devices send for a batch at s: per device, in parallel.
+  double KvTransferS(int64_t s, double link_bytes_per_s, double link_latency_s) const;
+
+ private:
+  llm::Serving serving_;
+  SplitDegrees degrees_;
+  int64_t isl_, osl_, max_batch_;
+  double mem_util_;
+  int64_t per_s_ = 1;  // dp_attention · micro_batches
+  std::map<int64_t, BatchFigures> memo_;
+};
+
+// The link a disaggregated request's KV crosses (the interconnect when all `devices` fit one
+// node, else the network) and its latency; nullopt when the device has no figure for it.
+std::optional<std::pair<double, double>> KvLink(const device::Device& device, int64_t devices);
+
+}  // namespace opscope::plan

@@ -1,0 +1,272 @@
+// `opscope plan` (issue 15): every front point meets the targets and none is dominated; the
+// best point equals a brute-force search over every split and every batch of a small case; the
+// known trade-offs (an 8B model on 8 devices at loose targets is served by 8 replicas of one
+// device, a 671B FP8 model never picks a split that does not fit); --rate is monotone; every
+// point's figures equal `opscope llm` for its configuration (the binary, exactly); bad options
+// are one-line errors.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "llm/serving.h"
+#include "plan/plan.h"
+#include "testing/run_binary.h"
+
+namespace {
+
+using namespace opscope;
+
+plan::PlanResult Plan(plan::PlanRequest r) {
+  auto result = plan::RunPlan(r);
+  EXPECT_TRUE(result.has_value()) << (result ? "" : result.error().message);
+  return result ? std::move(*result) : plan::PlanResult{};
+}
+
+plan::PlanRequest Llama8b(int64_t gpus) {
+  plan::PlanRequest r;
+  r.model = "llama-3.1-8b";
+  r.device = "h200";
+  r.gpus = gpus;
+  r.isl = 2048;
+  r.osl = 256;
+  return r;
+}
+
+// No front point is beaten (>= on both, > on one) by another; every one meets the targets.
+void ExpectFront(const plan::PlanResult& r) {
+  ASSERT_FALSE(r.front.empty());
+  ASSERT_TRUE(r.best.has_value());
+  for (const plan::PlanPoint& p : r.front) {
+    EXPECT_TRUE(p.meets_targets);
+    if (r.targets.ttft_s) {
+      EXPECT_LE(p.ttft_s, *r.targets.ttft_s);
+    }
+    if (r.targets.tpot_s) {
+      EXPECT_LE(p.tpot_s, *r.targets.tpot_s);
+    }
+    EXPECT_LE(p.gpus, r.gpus);
+    EXPECT_GE(p.memory_headroom, 0.0) << "a point whose batch does not fit memory";
+    EXPECT_DOUBLE_EQ(p.tokens_per_s_per_user, 1 / p.tpot_s);
+    EXPECT_DOUBLE_EQ(p.tokens_per_s_per_device, p.tokens_per_s / static_cast<double>(p.gpus));
+    for (const plan::PlanPoint& q : r.front) {
+      const bool beats = q.tokens_per_s_per_device >= p.tokens_per_s_per_device &&
+                         q.tokens_per_s_per_user >= p.tokens_per_s_per_user &&
+                         (q.tokens_per_s_per_device > p.tokens_per_s_per_device ||
+                          q.tokens_per_s_per_user > p.tokens_per_s_per_user);
+      EXPECT_FALSE(beats) << "a dominated point on the front";
+    }
+  }
+  for (const plan::PlanPoint& p : r.front) {
+    EXPECT_LE(p.tokens_per_s_per_device, r.front[*r.best].tokens_per_s_per_device);
+  }
+}
+
+TEST(Plan, FrontMeetsTheTargetsAndNoPointIsDominated) {
+  plan::PlanRequest r = Llama8b(8);
+  r.targets.ttft_s = 0.5;
+  r.targets.tpot_s = 0.004;
+  r.disagg = true;
+  const plan::PlanResult p = Plan(r);
+  ExpectFront(p);
+  EXPECT_EQ(p.estimate, "roofline");
+  // --disagg searches more configurations than the aggregated search alone.
+  r.disagg = false;
+  EXPECT_LT(Plan(r).searched, p.searched);
+}
+
+// Brute force over every split the planner may use and every batch 1..max (not only whole
+// per-device batches): the most tokens/s per device among those that fit and meet the
+// targets, each from llm::Evaluate as `opscope llm` runs it.
+TEST(Plan, BestEqualsABruteForceSearch) {
+  plan::PlanRequest r = Llama8b(4);
+  r.isl = 512;
+  r.osl = 64;
+  r.max_batch = 48;
+  r.targets.ttft_s = 0.25;
+  r.targets.tpot_s = 0.004;
+  const plan::PlanResult plan = Plan(r);
+  ExpectFront(plan);
+  auto model = llm::OpenModel(r.model);
+  ASSERT_TRUE(model);
+  auto device = device::ResolveDevice(r.device);
+  ASSERT_TRUE(device);
+  auto build = llm::BuildModel(*model, {});
+  ASSERT_TRUE(build);
+  double best = 0;
+  for (int64_t tp : {1, 2, 4}) {
+    for (int64_t pp : {1, 2, 4}) {
+      for (int64_t dp : {1, 2, 4}) {
+        if (tp * pp * dp > r.gpus) continue;
+        std::string why;
+        auto s = llm::Serving::Deploy(*build, llm::Degrees{tp, 1, pp, dp}, *device, why);
+        ASSERT_TRUE(s);
+        if (!*s) continue;
+        const int64_t devices = (*s)->deployment().devices;
+        for (int64_t b = 1; b <= r.max_batch; ++b) {
+          llm::Workload w;
+          w.phase = llm::Phase::kPrefill;
+          w.batch = b;
+          w.prompt = r.isl;
+          w.context = r.isl;
+          w.gen_len = r.osl;
+          auto e = llm::Evaluate(**s, w);
+          ASSERT_TRUE(e);
+          const llm::Figures& f = e->figures;
+          if (!f.fits || *f.ttft_s > *r.targets.ttft_s || *f.tpot_s > *r.targets.tpot_s) continue;
+          // Replicas of the split fill the devices; tokens/s per device = b · osl / (d · e2e).
+          best = std::max(best, static_cast<double>(b * r.osl) /
+                                    (static_cast<double>(devices) * *f.e2e_s));
+        }
+      }
+    }
+  }
+  ASSERT_GT(best, 0);
+  EXPECT_DOUBLE_EQ(plan.front[*plan.best].tokens_per_s_per_device, best);
+}
+
+TEST(Plan, An8bModelOn8DevicesAtLooseTargetsRunsEightReplicasOfOne) {
+  const plan::PlanResult p = Plan(Llama8b(8));
+  ExpectFront(p);
+  const plan::PlanPoint& best = p.front[*p.best];
+  EXPECT_EQ(best.mode, plan::Mode::kAgg);
+  EXPECT_EQ(best.agg.devices, 1);
+  EXPECT_EQ(best.agg.count, 8);
+  EXPECT_EQ(best.gpus, 8);
+}
+
+// DeepSeek-V3's FP8 weights (673 GB) need six H200s (141 GB at 90 %) at least: no point may
+// use a split of fewer, and every point's batch fits its memory.
+TEST(Plan, A671bFp8ModelNeverPicksASplitThatDoesNotFit) {
+  plan::PlanRequest r;
+  r.model = "deepseek-v3";
+  r.device = "h200";
+  r.gpus = 16;
+  r.isl = 1024;
+  r.osl = 128;
+  r.targets.tpot_s = 0.05;
+  const plan::PlanResult p = Plan(r);
+  ExpectFront(p);
+  for (const plan::PlanPoint& q : p.front) {
+    ASSERT_EQ(q.mode, plan::Mode::kAgg);
+    EXPECT_GE(q.agg.devices, 6);
+    EXPECT_LE(q.agg.batch, static_cast<int64_t>(q.agg.max_batch));
+  }
+}
+
+TEST(Plan, MoreRequestsPerSecondNeverNeedFewerDevices) {
+  plan::PlanRequest r = Llama8b(8);
+  r.targets.ttft_s = 1;
+  r.targets.tpot_s = 0.01;
+  r.disagg = true;
+  int64_t last = 0;
+  for (double rate : {0.5, 2.0, 8.0, 32.0, 128.0, 512.0}) {
+    r.rate = rate;
+    const plan::PlanResult p = Plan(r);
+    ASSERT_TRUE(p.rate_sizing.has_value()) << rate;
+    EXPECT_GE(p.rate_sizing->gpus, last) << rate;
+    last = p.rate_sizing->gpus;
+    // The sized configuration serves the rate: its requests/s at least the rate.
+    const plan::PlanPoint& q = p.rate_sizing->point;
+    if (q.mode == plan::Mode::kAgg) {
+      EXPECT_GE(static_cast<double>(q.agg.count) * q.agg.requests_per_s, rate);
+    } else {
+      EXPECT_GE(static_cast<double>(q.prefill.count) * q.prefill.requests_per_s, rate);
+      EXPECT_GE(static_cast<double>(q.decode.count) * q.decode.requests_per_s, rate);
+    }
+  }
+  EXPECT_GT(last, 8) << "512 requests/s of 2k-token prompts need more than 8 H200s";
+}
+
+// $/Mtoken = USD per device-hour · devices / (3600 · tokens/s) · 1e6; tokens/J = tokens/s /
+// (devices · board power).
+TEST(Plan, CostAndEnergyPerPoint) {
+  plan::PlanRequest r = Llama8b(8);
+  r.price_usd_per_gpu_hour = 2.5;
+  const plan::PlanResult p = Plan(r);
+  ASSERT_FALSE(p.front.empty());
+  for (const plan::PlanPoint& q : p.front) {
+    ASSERT_TRUE(q.usd_per_mtoken && q.tokens_per_joule);
+    EXPECT_DOUBLE_EQ(*q.usd_per_mtoken, 2.5 * static_cast<double>(q.gpus) / 3600 / q.tokens_per_s * 1e6);
+    EXPECT_DOUBLE_EQ(*q.tokens_per_joule, q.tokens_per_s / (static_cast<double>(q.gpus) * 700));  // H200: 700 W
+  }
+  // A device with a list price and no --price: 3,999 USD over three years (GB10).
+  plan::PlanRequest g = Llama8b(1);
+  g.device = "gb10";
+  const plan::PlanResult q = Plan(g);
+  ASSERT_TRUE(q.usd_per_gpu_hour);
+  EXPECT_DOUBLE_EQ(*q.usd_per_gpu_hour, 3999.0 / (3 * 365 * 24));
+}
+
+// Every point reproduces as `opscope llm` with its reproduce command: the same ttft_s and
+// tpot_s, to the last digit (both come from llm::Evaluate).
+TEST(Plan, PointsEqualOpscopeLlm) {
+  const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(
+      "plan llama-3.1-8b --device h200 --gpus 8 --isl 2048 --osl 256 --ttft-ms 800 --tpot-ms 8 "
+      "--disagg --format json"));
+  ASSERT_EQ(o.status, 0) << o.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element plan = parser.parse(o.out)["plan"];
+  simdjson::dom::array front = plan["front"].get_array();
+  ASSERT_GT(front.size(), 2u);
+  size_t checked = 0, disagg = 0;
+  for (simdjson::dom::element p : front) {
+    std::string reproduce(p["reproduce"].get_string().value());
+    const std::string mode(p["mode"].get_string().value());
+    // disagg: "<prefill command>  (prefill workers: ttft_s)  ;  <decode command>  (...)".
+    std::vector<std::string> commands;
+    for (size_t at = 0; !reproduce.empty();) {
+      at = reproduce.find("  ");
+      commands.push_back(reproduce.substr(0, at));
+      const size_t next = reproduce.find(";  ");
+      reproduce = next == std::string::npos ? "" : reproduce.substr(next + 3);
+    }
+    ASSERT_EQ(commands.size(), mode == "agg" ? 1u : 2u) << p["reproduce"];
+    for (size_t k = 0; k < commands.size(); ++k) {
+      std::vector<std::string> args = opscope::testing::Args(commands[k]);
+      ASSERT_EQ(args.front(), "opscope");
+      args.erase(args.begin());
+      args.insert(args.end(), {"--format", "json"});
+      const opscope::testing::Outcome llm = opscope::testing::RunOpscope(args);
+      ASSERT_EQ(llm.status, 0) << llm.err;
+      simdjson::dom::parser lp;
+      simdjson::dom::element f = lp.parse(llm.out)["llm"];
+      EXPECT_TRUE(f["fits"].get_bool().value()) << commands[k];
+      if (mode == "agg") {
+        EXPECT_EQ(f["ttft_s"].get_double().value(), p["ttft_s"].get_double().value());
+        EXPECT_EQ(f["tpot_s"].get_double().value(), p["tpot_s"].get_double().value());
+        EXPECT_EQ(f["max_batch"].get_uint64().value(), p["max_batch"].get_uint64().value());
+      } else if (k == 0) {
+        // The prefill workers' TTFT: their prefill step plus the KV transfer.
+        EXPECT_DOUBLE_EQ(f["ttft_s"].get_double().value() + p["kv_transfer_s"].get_double().value(),
+                         p["ttft_s"].get_double().value());
+        ++disagg;
+      } else {
+        EXPECT_EQ(f["tpot_s"].get_double().value(), p["tpot_s"].get_double().value());
+      }
+    }
+    ++checked;
+  }
+  EXPECT_EQ(checked, front.size());
+  EXPECT_GT(disagg, 0u) << "the front has no disaggregated point to check";
+}
+
+TEST(Plan, BadOptionsAreOneLineErrors) {
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"plan llama-3.1-8b --gpus 0", "option '--gpus': must be in 1..65536, got 0"},
+           {"plan llama-3.1-8b --isl 0", "option '--isl': must be positive, got 0"},
+           {"plan llama-3.1-8b --engine fastllm", "option '--engine': no engine 'fastllm'"},
+           {"plan llama-3.1-8b --tpot-ms -1", "option '--tpot-ms'"},
+           {"plan llama-3.1-8b --weights q9_z", "q9_z"},
+           {"plan llama-9000", "model 'llama-9000'"}}) {
+    const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(args));
+    EXPECT_EQ(o.status, 2) << args;
+    EXPECT_EQ(o.err.rfind("opscope: error: ", 0), 0u) << o.err;
+    EXPECT_NE(o.err.find(needle), std::string::npos) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  }
+}
+
+}  // namespace
