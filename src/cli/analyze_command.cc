@@ -4,7 +4,6 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
-#include "cost/ledger.h"
 #include "import/import.h"
 #include "report/report_model.h"
 #include "roofline/roofline.h"
@@ -31,12 +30,10 @@ Result<int> RunAnalyze(const AnalyzeOptions& o) {
   import_options.inputs = std::move(*inputs);
   auto graph = import::ImportModel(o.model, import_options);
   if (!graph) return std::unexpected(graph.error());
-  auto ledger = cost::BuildLedger(*graph, cost::Workload{*dims});
-  if (!ledger) return std::unexpected(Wrap(o.model, ledger.error()));
-  auto analysis = roofline::Estimate(*graph, *ledger, *device);
-  if (!analysis) return std::unexpected(Wrap(o.model, analysis.error()));
+  auto costed = roofline::CostAndTime(*graph, cost::Workload{*dims}, *device, o.model);
+  if (!costed) return std::unexpected(costed.error());
   const report::ReportModel model =
-      report::BuildReport(*graph, *ledger, *analysis, *device, o.output.top);
+      report::BuildReport(*graph, costed->ledger, costed->analysis, *device, o.output.top);
   return EmitReport(model, o.output);
 }
 

@@ -81,11 +81,9 @@ py::dict Analyze(const std::string& path, const std::string& device_name,
     import::ImportOptions options(bindings);
     options.inputs = Take(import::ParseInputOptions(inputs));
     const ir::Graph graph = Take(import::ImportModel(path, options));
-    auto ledger = cost::BuildLedger(graph, cost::Workload{bindings});
-    if (!ledger) throw Error(Wrap(path, ledger.error()).message);
-    auto analysis = roofline::Estimate(graph, *ledger, device);
-    if (!analysis) throw Error(Wrap(path, analysis.error()).message);
-    model = report::BuildReport(graph, *ledger, *analysis, device, 10);
+    const roofline::CostedGraph costed =
+        Take(roofline::CostAndTime(graph, cost::Workload{bindings}, device, path));
+    model = report::BuildReport(graph, costed.ledger, costed.analysis, device, 10);
   }
   return ReportDict(std::move(*model));
 }

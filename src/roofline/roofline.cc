@@ -176,4 +176,13 @@ Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
   return a;
 }
 
+Result<CostedGraph> CostAndTime(const ir::Graph& graph, const cost::Workload& workload,
+                                const device::Device& device, std::string_view origin) {
+  auto ledger = cost::BuildLedger(graph, workload);
+  if (!ledger) return std::unexpected(Wrap(origin, ledger.error()));
+  auto analysis = Estimate(graph, *ledger, device);
+  if (!analysis) return std::unexpected(Wrap(origin, analysis.error()));
+  return CostedGraph{std::move(*ledger), std::move(*analysis)};
+}
+
 }  // namespace opscope::roofline

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cost/ledger.h"
@@ -122,5 +123,15 @@ Result<double> CollectiveTime(const ir::Node& node, uint64_t bytes_link,
 // is an error naming the node, the class and the device.
 Result<Analysis> Estimate(const ir::Graph& graph, const cost::Ledger& ledger,
                           const device::Device& device);
+
+// A graph costed and timed: `opscope analyze` after the import (the CLI and the Python package
+// call this, then render). `origin` (the model file) prefixes the errors of the ledger and the
+// estimate.
+struct CostedGraph {
+  cost::Ledger ledger;
+  Analysis analysis;
+};
+Result<CostedGraph> CostAndTime(const ir::Graph& graph, const cost::Workload& workload,
+                                const device::Device& device, std::string_view origin);
 
 }  // namespace opscope::roofline
