@@ -478,7 +478,8 @@ TEST_F(CliTest, DevicesJsonListsEveryRequiredId) {
                                          "peak_flops_per_s", "l2_bytes",
                                          "interconnect_bytes_per_s", "network_bytes_per_s",
                                          "interconnect_latency_s", "network_latency_s",
-                                         "devices_per_node", "source"};
+                                         "devices_per_node", "compute_units", "power_w",
+                                         "price_usd", "price_source", "source"};
   const std::set<std::string> classes = {"fp64", "fp32", "tf32", "bf16",
                                          "fp16", "fp8",  "int8", "fp4"};
   const simdjson::dom::array device_rows = doc["devices"].get_array().value();

@@ -24,6 +24,12 @@ void WriteDeviceJson(JsonWriter& w, const device::Device& d) {
   if (d.interconnect_latency_s) w.Key("interconnect_latency_s").Value(*d.interconnect_latency_s);
   if (d.network_latency_s) w.Key("network_latency_s").Value(*d.network_latency_s);
   if (d.devices_per_node) w.Key("devices_per_node").Value(*d.devices_per_node);
+  if (d.compute_units) w.Key("compute_units").Value(*d.compute_units);
+  if (d.power_w) w.Key("power_w").Value(*d.power_w);
+  if (d.price_usd) {
+    w.Key("price_usd").Value(*d.price_usd);
+    w.Key("price_source").Value(d.price_source);
+  }
   w.Key("source").Value(d.source);
   w.EndObject();
 }
