@@ -386,7 +386,7 @@ Result<std::optional<PlanPoint>> Planner::PredictDisagg(SplitEval& decode, int64
   w.gen_len = r_.osl;
   w.mem_util = r_.mem_util;
   ++out_.searched;
-  auto predicted = decode.predictor()->Predict(w, modes);
+  auto predicted = decode.predictor()->PredictRequestFigures(w, modes);
   if (!predicted) return std::unexpected(predicted.error());
   PlanPoint pt = MakeDisagg(decode, s, *f, p, x, y);
   pt.requests_in_flight = w.batch;

@@ -85,7 +85,7 @@ Result<BatchFigures> SplitEval::At(int64_t s, uint64_t& evaluated) {
   BatchFigures b;
   if (predictor_) {
     // llm.predicted of `opscope llm ... --engine E`: B requests in flight.
-    auto p = predictor_->Predict(w);
+    auto p = predictor_->PredictRequestFigures(w);
     if (!p) return std::unexpected(p.error());
     b = {p->ttft_s.value_or(0), p->tpot_s.value_or(0), p->e2e_s.value_or(0)};
   } else {
