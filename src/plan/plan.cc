@@ -221,7 +221,11 @@ Result<size_t> Planner::AggPoint(SplitEval& e, int64_t s) {
   p.meets_targets = Meets(p.ttft_s, p.tpot_s);
   points_.push_back(std::move(p));
   const size_t id = points_.size() - 1;
-  front_.Add(points_[id].tokens_per_s_per_device, points_[id].tokens_per_s_per_user, id);
+  // Within a split's feasible range every batch meets the targets when TTFT and TPOT grow
+  // with the batch; a prediction that dips (queueing, chunking) is kept off the front.
+  if (points_[id].meets_targets) {
+    front_.Add(points_[id].tokens_per_s_per_device, points_[id].tokens_per_s_per_user, id);
+  }
   return id;
 }
 
