@@ -1,6 +1,7 @@
 // Speed of `opscope plan` (issue 15): the full search for DeepSeek-V3 on up to 64 H200s —
 // aggregated and disaggregated, three recipes (FP8 blocks, NVFP4, INT4 g128), batches 1..512
-// per replica, no targets (the widest front) — and the small Llama-3.1-8B case, on one core.
+// per replica, no targets (the widest front) — and the small Llama-3.1-8B case, on one core;
+// each predicted by the H200's default engine (vLLM's profile) and at the roofline.
 // The counters give the configurations evaluated and the splits built and pruned.
 //   build/bench/plan_bench
 #include <benchmark/benchmark.h>
@@ -28,8 +29,9 @@ void Run(benchmark::State& state, const plan::PlanRequest& r) {
   state.counters["front"] = static_cast<double>(last.front.size());
 }
 
-void BM_PlanDeepSeekV3On64H200(benchmark::State& state) {
+void BM_PlanDeepSeekV3On64H200(benchmark::State& state, const char* engine) {
   plan::PlanRequest r;
+  r.engine = engine;
   r.model = "deepseek-v3";
   r.device = "h200";
   r.gpus = 64;
@@ -38,8 +40,9 @@ void BM_PlanDeepSeekV3On64H200(benchmark::State& state) {
   Run(state, r);
 }
 
-void BM_PlanLlama8bOn8H200(benchmark::State& state) {
+void BM_PlanLlama8bOn8H200(benchmark::State& state, const char* engine) {
   plan::PlanRequest r;
+  r.engine = engine;
   r.model = "llama-3.1-8b";
   r.device = "h200";
   r.gpus = 8;
@@ -47,8 +50,12 @@ void BM_PlanLlama8bOn8H200(benchmark::State& state) {
   Run(state, r);
 }
 
-BENCHMARK(BM_PlanDeepSeekV3On64H200)->Unit(benchmark::kMillisecond)->Iterations(1);
-BENCHMARK(BM_PlanLlama8bOn8H200)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PlanDeepSeekV3On64H200, vllm, "vllm")
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_PlanDeepSeekV3On64H200, roofline, "roofline")
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_PlanLlama8bOn8H200, vllm, "vllm")->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PlanLlama8bOn8H200, roofline, "roofline")->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llm/serving.h"
@@ -32,6 +33,7 @@ plan::PlanRequest Llama8b(int64_t gpus) {
   r.gpus = gpus;
   r.isl = 2048;
   r.osl = 256;
+  r.engine = "roofline";  // the roofline estimate (the tests of predictions name their engine)
   return r;
 }
 
@@ -147,6 +149,7 @@ TEST(Plan, A671bFp8ModelNeverPicksASplitThatDoesNotFit) {
   r.isl = 1024;
   r.osl = 128;
   r.targets.tpot_s = 0.05;
+  r.engine = "roofline";
   const plan::PlanResult p = Plan(r);
   ExpectFront(p);
   for (const plan::PlanPoint& q : p.front) {
@@ -201,14 +204,17 @@ TEST(Plan, CostAndEnergyPerPoint) {
 }
 
 // Every point reproduces as `opscope llm` with its reproduce command: the same ttft_s and
-// tpot_s, to the last digit (both come from llm::Evaluate).
-TEST(Plan, PointsEqualOpscopeLlm) {
+// tpot_s, to the last digit — llm's own (llm::Evaluate) with --engine roofline, llm.predicted's
+// (the same ServingPredictor) with an engine.
+void ExpectPointsEqualOpscopeLlm(const std::string& engine) {
   const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(
       "plan llama-3.1-8b --device h200 --gpus 8 --isl 2048 --osl 256 --ttft-ms 800 --tpot-ms 8 "
-      "--disagg --format json"));
+      "--disagg --format json" + engine));
   ASSERT_EQ(o.status, 0) << o.err;
   simdjson::dom::parser parser;
   simdjson::dom::element plan = parser.parse(o.out)["plan"];
+  const bool predicted = std::string_view(plan["estimate"].get_string().value()) == "predicted";
+  EXPECT_EQ(predicted, engine != " --engine roofline");
   simdjson::dom::array front = plan["front"].get_array();
   ASSERT_GT(front.size(), 2u);
   size_t checked = 0, disagg = 0;
@@ -223,7 +229,8 @@ TEST(Plan, PointsEqualOpscopeLlm) {
       const size_t next = reproduce.find(";  ");
       reproduce = next == std::string::npos ? "" : reproduce.substr(next + 3);
     }
-    ASSERT_EQ(commands.size(), mode == "agg" ? 1u : 2u) << p["reproduce"];
+    // Predicted disagg: one `--disagg x:y` run of the whole deployment.
+    ASSERT_EQ(commands.size(), mode == "agg" || predicted ? 1u : 2u) << p["reproduce"];
     for (size_t k = 0; k < commands.size(); ++k) {
       std::vector<std::string> args = opscope::testing::Args(commands[k]);
       ASSERT_EQ(args.front(), "opscope");
@@ -234,7 +241,16 @@ TEST(Plan, PointsEqualOpscopeLlm) {
       simdjson::dom::parser lp;
       simdjson::dom::element f = lp.parse(llm.out)["llm"];
       EXPECT_TRUE(f["fits"].get_bool().value()) << commands[k];
-      if (mode == "agg") {
+      if (predicted) {
+        simdjson::dom::element pf = f["predicted"];
+        EXPECT_EQ(pf["ttft_s"].get_double().value(), p["ttft_s"].get_double().value()) << commands[k];
+        EXPECT_EQ(pf["tpot_s"].get_double().value(), p["tpot_s"].get_double().value()) << commands[k];
+        // tokens/s of the whole deployment: the replicas' (agg) or the run's own (disagg).
+        const double replicas = mode == "agg" ? static_cast<double>(p["replicas"].get_int64().value()) : 1;
+        EXPECT_DOUBLE_EQ(replicas * pf["tokens_per_s"].get_double().value(),
+                         p["tokens_per_s"].get_double().value());
+        if (mode != "agg") ++disagg;
+      } else if (mode == "agg") {
         EXPECT_EQ(f["ttft_s"].get_double().value(), p["ttft_s"].get_double().value());
         EXPECT_EQ(f["tpot_s"].get_double().value(), p["tpot_s"].get_double().value());
         EXPECT_EQ(f["max_batch"].get_uint64().value(), p["max_batch"].get_uint64().value());
@@ -253,11 +269,45 @@ TEST(Plan, PointsEqualOpscopeLlm) {
   EXPECT_GT(disagg, 0u) << "the front has no disaggregated point to check";
 }
 
+TEST(Plan, PointsEqualOpscopeLlm) { ExpectPointsEqualOpscopeLlm(" --engine roofline"); }
+
+// The device's default engine (vLLM on an H200) predicts the plan: llm.predicted's figures.
+TEST(Plan, PredictedPointsEqualOpscopeLlmPredicted) { ExpectPointsEqualOpscopeLlm(""); }
+
+// With an engine profile the plan is predicted, and every front point still meets the targets
+// and none is dominated; a device without a profile falls back to the roofline, said so.
+TEST(Plan, PredictedWhereAnEngineProfileExistsElseRoofline) {
+  plan::PlanRequest r = Llama8b(8);
+  r.engine = std::nullopt;
+  r.targets.ttft_s = 0.5;
+  r.targets.tpot_s = 0.008;
+  r.disagg = true;
+  const plan::PlanResult p = Plan(r);
+  ExpectFront(p);
+  EXPECT_EQ(p.estimate, "predicted");
+  EXPECT_EQ(p.engine, "vllm");
+  r.engine = "sglang";
+  const plan::PlanResult s = Plan(r);
+  EXPECT_EQ(s.estimate, "predicted");
+  EXPECT_EQ(s.engine, "sglang");
+  EXPECT_EQ(s.hint_engine, "sglang");
+  ExpectFront(s);
+  plan::PlanRequest t = Llama8b(4);
+  t.engine = std::nullopt;
+  t.device = "tpu-v5e";
+  const plan::PlanResult q = Plan(t);
+  EXPECT_EQ(q.estimate, "roofline");
+  EXPECT_EQ(q.hint_engine, "vllm");
+  EXPECT_TRUE(std::any_of(q.assumptions.begin(), q.assumptions.end(), [](const std::string& a) {
+    return a.find("estimate: roofline (no engine profile for tpu-v5e)") != std::string::npos;
+  }));
+}
+
 TEST(Plan, BadOptionsAreOneLineErrors) {
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
            {"plan llama-3.1-8b --gpus 0", "option '--gpus': must be in 1..65536, got 0"},
            {"plan llama-3.1-8b --isl 0", "option '--isl': must be positive, got 0"},
-           {"plan llama-3.1-8b --engine fastllm", "option '--engine': no engine 'fastllm'"},
+           {"plan llama-3.1-8b --engine fastllm", "option '--engine': unknown engine 'fastllm'"},
            {"plan llama-3.1-8b --tpot-ms -1", "option '--tpot-ms'"},
            {"plan llama-3.1-8b --weights q9_z", "q9_z"},
            {"plan llama-9000", "model 'llama-9000'"}}) {

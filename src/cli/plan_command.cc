@@ -55,7 +55,8 @@ Command AddPlanCommand(CLI::App& root) {
       "Searches every split (tp x ep x pp x dp-attention, powers of two) of up to --gpus devices,\n"
       "replicated to fill them, at every batch, for each --weights recipe; with --disagg also\n"
       "prefill and decode worker pools. Every point's figures are 'opscope llm --phase prefill\n"
-      "--prompt ISL --gen-len OSL' for its split and batch (the 'reproduce' field). See docs/plan.md.");
+      "--prompt ISL --gen-len OSL --engine E' for its split and batch (llm.predicted's when the\n"
+      "engine has a profile for the device; the 'reproduce' field). See docs/plan.md.");
   plan::PlanRequest& r = o->request;
   app->add_option("MODEL", r.model, "Preset name (opscope llm --list), config.json or model folder")
       ->required();
@@ -70,8 +71,10 @@ Command AddPlanCommand(CLI::App& root) {
   app->add_option("--ttft-ms", o->ttft_ms, "Time-to-first-token target, milliseconds");
   app->add_option("--tpot-ms", o->tpot_ms, "Time-per-output-token target, milliseconds");
   app->add_option("--rate", r.rate, "Requests/s to serve: report the fewest devices that do");
-  app->add_option("--engine", r.engine, "Engine for the launch hints: vllm, sglang, trtllm, llama.cpp "
-                                        "(default vllm)");
+  app->add_option("--engine", r.engine,
+                  "Engine whose profile predicts the figures (vllm, sglang, trtllm, llama.cpp, "
+                  "roofline) or a profile .json (default: the device's; roofline: the roofline "
+                  "estimate); the launch hints are for it");
   app->add_option("--weights", o->weights,
                   "Weight formats or llama.cpp file types to search, comma-separated (default: the config's)");
   app->add_option("--activations", r.activations, "Activation format");

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <tuple>
 
 #include "llm/floor.h"
@@ -61,13 +62,15 @@ Result<Engine> ResolveEngine(const std::optional<std::string>& name, const devic
   return e;
 }
 
-// One stage's step at one binding: its ledger, roofline and prediction.
+// One stage's step at one binding: its prediction.
 struct StagePrediction {
-  StepResult step;
   predict::StepPrediction prediction;
 };
 
-// The predictors of one Serving's stages (compiled once) and the steps they time.
+// The predictors of one Serving's stages (compiled once) and the steps they time. Each
+// stage's step at one binding is analyzed and predicted once per Timer (a ServingPredictor
+// asked for many points times the same steps again: the decode steps of neighbouring batches,
+// the floors of one sequence); the cache is locked, callers may share the predictor.
 class Timer {
  public:
   static Result<std::unique_ptr<Timer>> Make(const Serving& serving, const Engine& engine) {
@@ -84,6 +87,19 @@ class Timer {
   const StepPredictor& predictor(size_t s) const { return *predictors_[s]; }
 
   Result<StagePrediction> Stage(size_t s, const cost::Workload& b, bool decode) const {
+    const StepKey key{s, decode, b.bindings};
+    {
+      std::lock_guard lock(cache_mutex_);
+      if (auto it = stage_cache_.find(key); it != stage_cache_.end()) return it->second;
+    }
+    auto p = TimeStage(s, b, decode);
+    if (!p) return p;
+    std::lock_guard lock(cache_mutex_);
+    if (stage_cache_.size() >= kCachedSteps) stage_cache_.clear();  // a sweep's many points
+    return stage_cache_.try_emplace(key, std::move(*p)).first->second;
+  }
+
+  Result<StagePrediction> TimeStage(size_t s, const cost::Workload& b, bool decode) const {
     auto step = AnalyzeStep(serving_.stage(s), b, serving_.device());
     if (!step) return std::unexpected(step.error());
     // Decode steps replay CUDA graphs where the engine captures them; steps with prompt tokens
@@ -91,7 +107,7 @@ class Timer {
     const predict::StepOptions options{decode ? engine_.profile->defaults.cuda_graphs : true, true};
     auto p = predictors_[s]->Predict(step->ledger, step->analysis, options);
     if (!p) return std::unexpected(p.error());
-    return StagePrediction{std::move(*step), std::move(*p)};
+    return StagePrediction{std::move(*p)};
   }
 
   // The deployment's step from its stages' times (ServingFigures: the pipeline, micro-batches).
@@ -119,6 +135,11 @@ class Timer {
   // The fused floor (best-case KV) of every stage at one binding, Σ over stages: one sequence
   // crosses each of them.
   Result<double> Floor(const cost::Workload& b) const {
+    const StepKey key{0, false, b.bindings};
+    {
+      std::lock_guard lock(cache_mutex_);
+      if (auto it = floor_cache_.find(key); it != floor_cache_.end()) return it->second;
+    }
     double floor_s = 0;
     for (size_t s = 0; s < predictors_.size(); ++s) {
       auto step = AnalyzeStep(serving_.stage(s), b, serving_.device());
@@ -127,10 +148,19 @@ class Timer {
                        serving_.device(), step->analysis.totals);
       floor_s += step->analysis.totals.fused_floor_s;
     }
+    std::lock_guard lock(cache_mutex_);
+    if (floor_cache_.size() >= kCachedSteps) floor_cache_.clear();
+    floor_cache_.try_emplace(key, floor_s);
     return floor_s;
   }
 
  private:
+  // A step: the stage, whether it is a decode step (CUDA graphs), the binding's dimensions.
+  using StepKey = std::tuple<size_t, bool, std::vector<std::pair<std::string, int64_t>>>;
+  // At most this many steps kept (each holds its nodes' times): a sweep of many distinct
+  // points starts over rather than grow without bound.
+  static constexpr size_t kCachedSteps = 1024;
+
   Timer(const Serving& serving, const Engine& engine)
       : serving_(serving), engine_(engine), fit_(serving.Fit(1, 0.9)) {}
 
@@ -138,6 +168,9 @@ class Timer {
   Engine engine_;
   Serving::MemoryFit fit_;
   std::vector<std::unique_ptr<StepPredictor>> predictors_;
+  mutable std::mutex cache_mutex_;
+  mutable std::map<StepKey, StagePrediction> stage_cache_;
+  mutable std::map<StepKey, double> floor_cache_;
 };
 
 // The first error a clock met (its functions return numbers).
@@ -468,7 +501,8 @@ Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& eng
 
 // The whole request (--gen-len): its dynamics and floors.
 Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine& engine,
-                            const ServingModes& o, const Degrees& degrees, Predicted& out) {
+                            const ServingModes& o, const Degrees& degrees, bool floors,
+                            Predicted& out) {
   const Serving& serving = timer.serving();
   RequestShape r;
   r.load.concurrency = w.batch;
@@ -496,6 +530,7 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   out.e2e_s = d->figures.e2e_s;
   out.tokens_per_s = d->figures.tokens_per_s;
   out.dynamics = std::move(*d);
+  if (!floors) return {};
   // Floors: one sequence's prompt, and one decode step after it yielding at most N + 1 tokens.
   auto ttft_floor = timer.Floor(PrefillBindings(1, r.load.prompt));
   if (!ttft_floor) return std::unexpected(ttft_floor.error());
@@ -547,11 +582,25 @@ Result<Predicted> ServingPredictor::Predict(const Workload& workload, const Serv
     return std::unexpected(ok.error());
   }
   if (workload.gen_len) {
-    if (auto ok = PredictRequest(timer, workload, engine, modes, state_->degrees, out); !ok) {
+    if (auto ok = PredictRequest(timer, workload, engine, modes, state_->degrees, true, out);
+        !ok) {
       return std::unexpected(ok.error());
     }
   }
   out.end_to_end_errors = EndToEndFigures(out.engine, timer.serving().device().name);
+  return out;
+}
+
+Result<Predicted> ServingPredictor::PredictRequestFigures(const Workload& workload,
+                                                          const ServingModes& modes) const {
+  if (!workload.gen_len) return MakeError("option '--gen-len': a whole request needs it");
+  Predicted out;
+  out.engine = state_->engine.profile->engine;
+  if (auto ok = PredictRequest(*state_->timer, workload, state_->engine, modes, state_->degrees,
+                               false, out);
+      !ok) {
+    return std::unexpected(ok.error());
+  }
   return out;
 }
 

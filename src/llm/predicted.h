@@ -127,6 +127,11 @@ class ServingPredictor {
                                        const std::optional<std::string>& engine);
   Result<Predicted> Predict(const Workload& workload, const ServingModes& modes = {},
                             std::optional<size_t> node_stage = std::nullopt) const;
+  // The whole request only (workload.gen_len set): ttft_s, tpot_s, e2e_s, tokens_per_s and
+  // the dynamics, equal to Predict's; no static step, no floors, no error figures (the
+  // planner's call, per batch of a split).
+  Result<Predicted> PredictRequestFigures(const Workload& workload,
+                                          const ServingModes& modes = {}) const;
   const std::string& engine() const;  // the profile's id
 
   ServingPredictor(ServingPredictor&&) noexcept;

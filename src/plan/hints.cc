@@ -117,11 +117,20 @@ std::string LaunchHint(std::string_view engine, const PlanPoint& p, const std::s
 }
 
 std::string ReproduceCommand(const PlanPoint& p, const std::string& model,
-                             const std::string& device, int64_t isl, int64_t osl) {
+                             const std::string& device, int64_t isl, int64_t osl,
+                             const std::string& engine) {
   const std::string head = "opscope llm " + model + " --device " + device;
-  const std::string request =
-      " --phase prefill --prompt " + Str(isl) + " --gen-len " + Str(osl);
+  const std::string request = " --phase prefill --prompt " + Str(isl) + " --gen-len " + Str(osl) +
+                              " --engine " + engine;
   if (p.mode == Mode::kAgg) return head + LlmArgs(p.agg, p.weights) + request;
+  if (p.requests_in_flight > 0) {
+    // Predicted: one run of the whole deployment (--batch: its requests in flight).
+    Side whole = p.decode;
+    whole.batch = p.requests_in_flight;
+    return head + LlmArgs(whole, p.weights) + request + " --disagg " + Str(p.prefill.count) + ":" +
+           Str(p.decode.count) + " --prefill-tp " + Str(p.prefill.tp) + " --decode-tp " +
+           Str(p.decode.tp);
+  }
   return head + LlmArgs(p.prefill, p.weights) + request + "  (prefill workers: ttft_s)  ;  " +
          head + LlmArgs(p.decode, p.weights) + request + "  (decode workers: tpot_s)";
 }

@@ -19,8 +19,10 @@ bool KnownHintEngine(std::string_view engine);
 std::string LaunchHint(std::string_view engine, const PlanPoint& point, const std::string& model,
                        int64_t context);
 
-// The `opscope llm` command(s) whose figures the point's are.
+// The `opscope llm` command(s) whose figures the point's are, with `--engine engine` (the
+// roofline's too: `--engine roofline` predicts at the roofline, the estimate is llm's own).
 std::string ReproduceCommand(const PlanPoint& point, const std::string& model,
-                             const std::string& device, int64_t isl, int64_t osl);
+                             const std::string& device, int64_t isl, int64_t osl,
+                             const std::string& engine);
 
 }  // namespace opscope::plan

@@ -10,6 +10,7 @@
 
 #include "plan/hints.h"
 #include "plan/search.h"
+#include "predict/profile.h"
 #include "support/human_units.h"
 
 namespace opscope::plan {
@@ -40,9 +41,6 @@ Result<void> CheckRequest(const PlanRequest& r) {
     return OptionError("--mem-util", "must be in (0, 1], got " + std::to_string(r.mem_util));
   }
   if (r.weights.empty()) return OptionError("--weights", "no values");
-  if (r.engine && !KnownHintEngine(*r.engine)) {
-    return OptionError("--engine", "no engine '" + *r.engine + "' (engines: " + HintEngineNames() + ")");
-  }
   return {};
 }
 
@@ -79,6 +77,12 @@ std::optional<int64_t> LadderMid(int64_t lo, int64_t hi) {
   return best;
 }
 
+// Whether two splits differ in tensor parallelism alone (predicted disaggregation redeploys
+// the prefill and decode workers at their own tp, the other degrees shared).
+bool SameButTp(const SplitDegrees& a, const SplitDegrees& b) {
+  return a.ep == b.ep && a.pp == b.pp && a.dp_attention == b.dp_attention;
+}
+
 // A split searched for one recipe.
 struct SplitState {
   std::unique_ptr<SplitEval> eval;
@@ -99,8 +103,10 @@ struct PrefillCandidate {
 
 class Planner {
  public:
-  Planner(const PlanRequest& request, const device::Device& device, PlanResult& result)
-      : r_(request), device_(device), out_(result) {}
+  // `engine`: the engine whose profile predicts the figures; nullopt: the roofline estimate.
+  Planner(const PlanRequest& request, const device::Device& device,
+          std::optional<std::string> engine, PlanResult& result)
+      : r_(request), device_(device), engine_(std::move(engine)), out_(result) {}
 
   Result<void> RunRecipe(const std::shared_ptr<const llm::ModelBuild>& build,
                          const std::optional<std::string>& weights);
@@ -133,8 +139,14 @@ class Planner {
   Side MakeSide(const SplitEval& e, int64_t s, const BatchFigures& f, int64_t count,
                 int64_t context) const;
 
+  // Predicted disaggregation: x prefill workers `p` and y decode workers at s, as
+  // `opscope llm --disagg x:y` predicts it (nullopt: the workers' splits differ in more than tp).
+  Result<std::optional<PlanPoint>> PredictDisagg(SplitEval& decode, int64_t s,
+                                                 const PrefillCandidate& p, int64_t x, int64_t y);
+
   const PlanRequest& r_;
   const device::Device& device_;
+  std::optional<std::string> engine_;
   PlanResult& out_;
   std::vector<PlanPoint> points_;
   Front front_;
@@ -209,7 +221,11 @@ Result<size_t> Planner::AggPoint(SplitEval& e, int64_t s) {
   p.meets_targets = Meets(p.ttft_s, p.tpot_s);
   points_.push_back(std::move(p));
   const size_t id = points_.size() - 1;
-  front_.Add(points_[id].tokens_per_s_per_device, points_[id].tokens_per_s_per_user, id);
+  // Within a split's feasible range every batch meets the targets when TTFT and TPOT grow
+  // with the batch; a prediction that dips (queueing, chunking) is kept off the front.
+  if (points_[id].meets_targets) {
+    front_.Add(points_[id].tokens_per_s_per_device, points_[id].tokens_per_s_per_user, id);
+  }
   return id;
 }
 
@@ -263,9 +279,18 @@ Result<std::optional<SplitState>> Planner::Deploy(
     out_.skipped.push_back(label + ": " + (serving ? why : serving.error().message));
     return std::optional<SplitState>(SplitState{});
   }
+  auto shared = std::make_shared<const llm::Serving>(std::move(**serving));
+  std::shared_ptr<const llm::ServingPredictor> predictor;
+  if (engine_) {
+    // The engine's profile compiled once for the split; every batch is predicted on it.
+    auto made = llm::ServingPredictor::Make(*shared, llm::Degrees{g.tp, g.ep, g.pp, g.dp_attention},
+                                            engine_);
+    if (!made) return std::unexpected(made.error());
+    predictor = std::make_shared<const llm::ServingPredictor>(std::move(*made));
+  }
   SplitState state;
-  state.eval = std::make_unique<SplitEval>(std::move(**serving), g, r_.isl, r_.osl, r_.max_batch,
-                                           r_.mem_util);
+  state.eval = std::make_unique<SplitEval>(std::move(shared), std::move(predictor), g, r_.isl,
+                                           r_.osl, r_.max_batch, r_.mem_util);
   state.lo = lo;
   const int64_t hi = state.eval->MaxS(context);
   if (hi < 1) {
@@ -311,6 +336,7 @@ Result<std::optional<size_t>> Planner::DisaggPoint(SplitEval& decode, int64_t s,
   const PrefillCandidate* best_p = nullptr;
   int64_t best_px = 0, best_dy = 0;
   for (const PrefillCandidate& p : prefill) {
+    if (engine_ && !SameButTp(p.eval->degrees(), decode.degrees())) continue;
     for (int64_t x = 1; x * p.devices + dd <= r_.gpus; ++x) {
       const int64_t y_max = (r_.gpus - x * p.devices) / dd;
       const double y_even = static_cast<double>(x) * p.requests_per_s / rd;
@@ -330,10 +356,57 @@ Result<std::optional<size_t>> Planner::DisaggPoint(SplitEval& decode, int64_t s,
     }
   }
   if (best_p == nullptr) return std::nullopt;
-  points_.push_back(MakeDisagg(decode, s, *f, *best_p, best_px, best_dy));
+  if (engine_) {
+    auto predicted = PredictDisagg(decode, s, *best_p, best_px, best_dy);
+    if (!predicted) return std::unexpected(predicted.error());
+    if (!*predicted || !(*predicted)->meets_targets) return std::nullopt;
+    points_.push_back(std::move(**predicted));
+  } else {
+    points_.push_back(MakeDisagg(decode, s, *f, *best_p, best_px, best_dy));
+  }
   const size_t id = points_.size() - 1;
   front_.Add(points_[id].tokens_per_s_per_device, points_[id].tokens_per_s_per_user, id);
   return id;
+}
+
+// The predicted point of x prefill workers `p` and y decode workers at s sequences per device:
+// `opscope llm --tp <decode's> --disagg x:y --prefill-tp <p's> --decode-tp <decode's> --batch
+// y·B --engine E` (llm.predicted: the y·B requests in flight of the whole deployment). Its
+// sides keep the search's sizes; TTFT, TPOT and tokens/s are the prediction's.
+Result<std::optional<PlanPoint>> Planner::PredictDisagg(SplitEval& decode, int64_t s,
+                                                        const PrefillCandidate& p, int64_t x,
+                                                        int64_t y) {
+  if (!SameButTp(p.eval->degrees(), decode.degrees())) return std::nullopt;
+  uint64_t unused = 0;
+  auto f = decode.At(s, unused);  // memoized: the search asked for it first
+  if (!f) return std::unexpected(f.error());
+  llm::ServingModes modes;
+  modes.disagg = llm::Disagg{x, y, p.eval->degrees().tp, decode.degrees().tp};
+  llm::Workload w;
+  w.phase = llm::Phase::kPrefill;
+  w.batch = y * decode.Batch(s);
+  w.context = r_.isl;
+  w.prompt = r_.isl;
+  w.gen_len = r_.osl;
+  w.mem_util = r_.mem_util;
+  ++out_.searched;
+  auto predicted = decode.predictor()->PredictRequestFigures(w, modes);
+  if (!predicted) return std::unexpected(predicted.error());
+  PlanPoint pt = MakeDisagg(decode, s, *f, p, x, y);
+  pt.requests_in_flight = w.batch;
+  pt.ttft_s = predicted->ttft_s.value_or(0);
+  pt.tpot_s = predicted->tpot_s.value_or(0);
+  pt.decode.tpot_s = pt.tpot_s;
+  if (predicted->dynamics) pt.kv_transfer_s = predicted->dynamics->figures.kv_transfer_s;
+  pt.tokens_per_s = predicted->tokens_per_s;
+  // Requests/s of the whole deployment, shared evenly by each pool's workers.
+  const double rate = pt.tokens_per_s / static_cast<double>(r_.osl);
+  pt.prefill.requests_per_s = rate / static_cast<double>(x);
+  pt.decode.requests_per_s = rate / static_cast<double>(y);
+  pt.tokens_per_s_per_device = pt.tokens_per_s / static_cast<double>(pt.gpus);
+  pt.tokens_per_s_per_user = 1 / pt.tpot_s;
+  pt.meets_targets = Meets(pt.ttft_s, pt.tpot_s);
+  return std::optional<PlanPoint>(std::move(pt));
 }
 
 // The point of x prefill workers `p` and y decode workers at s sequences per device.
@@ -459,7 +532,15 @@ Result<void> Planner::Disaggregate(std::vector<SplitState>& splits) {
       // workers' largest batch (the most requests/s per device of either pool).
       auto f = e.At(*top, out_.searched);
       if (!f) return std::unexpected(f.error());
-      for (const PrefillCandidate& c : kept) SizeForRate(MakeDisagg(e, *top, *f, c, 1, 1));
+      for (const PrefillCandidate& c : kept) {
+        if (!engine_) {
+          SizeForRate(MakeDisagg(e, *top, *f, c, 1, 1));
+          continue;
+        }
+        auto predicted = PredictDisagg(e, *top, c, 1, 1);
+        if (!predicted) return std::unexpected(predicted.error());
+        if (*predicted) SizeForRate(**predicted);
+      }
     }
   }
   std::vector<size_t> order(tops.size());
@@ -587,8 +668,8 @@ Result<PageGrid> Planner::Grid() {
       cell.isl = isl;
       cell.osl = osl;
       for (size_t k = 0; k < configs.size(); ++k) {
-        SplitEval e(configs[k]->serving(), configs[k]->degrees(), isl, osl, r_.max_batch,
-                    r_.mem_util);
+        SplitEval e(configs[k]->shared_serving(), configs[k]->predictor(), configs[k]->degrees(),
+                    isl, osl, r_.max_batch, r_.mem_util);
         const int64_t hi = e.MaxS(isl + osl);
         for (int64_t s : ladder) {
           if (s > hi) break;
@@ -665,11 +746,26 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
   out.osl = request.osl;
   out.targets = request.targets;
   out.rate = request.rate;
-  out.engine = request.engine.value_or("vllm");
-  out.estimate = "roofline";
+  // The predicting engine: --engine, else the device's default; "roofline" predicts nothing.
+  const std::string engine = request.engine.value_or(std::string(predict::DefaultEngine(*device)));
+  std::optional<std::string> predicting;
+  if (engine != "roofline") {
+    auto profile = predict::ResolveEngineProfile(engine);
+    if (!profile) return OptionError("--engine", profile.error().message);
+    if (auto entry = predict::FindDeviceProfile(*profile, *device); !entry) {
+      return OptionError("--engine", entry.error().message);
+    }
+    out.engine = profile->engine;
+    predicting = engine;
+  } else {
+    out.engine = "roofline";
+  }
+  out.engine_why = request.engine ? "--engine" : "default for " + device->name;
+  out.estimate = predicting ? "predicted" : "roofline";
+  out.hint_engine = KnownHintEngine(out.engine) ? out.engine : "vllm";
   if (auto alias = device::AliasAssumption(*device)) out.assumptions.push_back(*alias);
   PriceAndPower(request, *device, out);
-  Planner planner(request, *device, out);
+  Planner planner(request, *device, predicting, out);
   for (const std::optional<std::string>& weights : request.weights) {
     auto build = llm::BuildModel(*model, llm::RecipeOptions{weights, request.activations,
                                                             request.kv_dtype, std::nullopt});
@@ -696,8 +792,9 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
          if (out.rate_sizing) all.push_back(&out.rate_sizing->point);
          return all;
        }()) {
-    p->hint = LaunchHint(out.engine, *p, model_arg, request.isl + request.osl);
-    p->reproduce = ReproduceCommand(*p, model_arg, request.device, request.isl, request.osl);
+    p->hint = LaunchHint(out.hint_engine, *p, model_arg, request.isl + request.osl);
+    p->reproduce = ReproduceCommand(*p, model_arg, request.device, request.isl, request.osl,
+                                    request.engine.value_or(out.engine));
   }
   out.assumptions.push_back(
       "request: " + Str(request.isl) + " prompt tokens, " + Str(request.osl) +
@@ -715,9 +812,19 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
         "+ the batch's KV over the link; no queueing), decode workers hold their batch for " +
         Str(request.osl) + " steps; requests/s = the slower pool's");
   }
-  if (request.engine) {
-    out.assumptions.push_back("--engine " + *request.engine + ": launch hints only; engine-predicted "
-                              "figures are not wired into the planner yet (estimate: roofline)");
+  if (predicting) {
+    out.assumptions.push_back(
+        "estimate: predicted by the " + out.engine + " profile (" + out.engine_why +
+        "): a point's batch is its requests in flight under continuous batching, TTFT/TPOT/e2e "
+        "as llm.predicted of its 'opscope llm ... --engine' run" +
+        (request.disagg ? std::string("; disaggregated points are its --disagg x:y predictions, "
+                                      "prefill and decode workers differing in tp only")
+                        : std::string()));
+  } else {
+    out.assumptions.push_back(
+        "estimate: roofline (" + (request.engine ? std::string("--engine roofline")
+                                                 : "no engine profile for " + device->name) +
+        "): kernels at their roofline, no engine overheads");
   }
   return out;
 }

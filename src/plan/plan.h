@@ -7,9 +7,12 @@
 // cost and energy of each point.
 //
 // Every figure of a point is the serving model's (llm/serving.h): the point's deployment is a
-// llm::Serving and its TTFT, TPOT and request time come from llm::Evaluate of the workload
-// `opscope llm --phase prefill --prompt ISL --gen-len OSL --batch B` with the point's degrees
-// and weights — the same function, the same numbers (plan_test checks them against the binary).
+// llm::Serving and its TTFT, TPOT and request time are those of the workload `opscope llm
+// --phase prefill --prompt ISL --gen-len OSL --batch B` with the point's degrees and weights:
+// llm.predicted's when an engine profile exists for the device (the default engine or
+// --engine E; one llm::ServingPredictor per split, B requests in flight under continuous
+// batching; disaggregated points are `--disagg x:y` predictions), else llm::Evaluate's roofline
+// estimate — the same functions, the same numbers (plan_test checks them against the binary).
 //
 // The search prunes instead of enumerating (search.cc): a split's batches are bisected to the
 // largest one that fits memory and meets the targets (TTFT and TPOT never fall as the batch
@@ -46,7 +49,11 @@ struct PlanRequest {
   int64_t osl = 1024;              // output tokens per request
   Targets targets;
   std::optional<double> rate;      // requests/s to size for (--rate)
-  std::optional<std::string> engine;  // launch hints for this engine (vllm, sglang, trtllm, llama.cpp)
+  // The engine whose profile predicts the figures (a built-in id or a profile .json, as
+  // `opscope llm --engine`): nullopt the device's default (predict::DefaultEngine), "roofline"
+  // the roofline estimate. The launch hints are for it when it is vllm, sglang, trtllm or
+  // llama.cpp, else vLLM's.
+  std::optional<std::string> engine;
   // The recipes searched: each a --weights value (nullopt: the config's own).
   std::vector<std::optional<std::string>> weights{std::nullopt};
   std::optional<std::string> activations, kv_dtype;
@@ -82,6 +89,9 @@ struct PlanPoint {
   Side agg;                            // mode agg
   Side prefill, decode;                // mode disagg
   double kv_transfer_s = 0;            // disagg: a prefill batch's KV to the decode workers
+  // Predicted disagg: the requests in flight of the whole deployment (the `--batch` of its
+  // `opscope llm --disagg x:y` run); 0 otherwise.
+  int64_t requests_in_flight = 0;
   int64_t gpus = 0;                    // devices the point uses (≤ N)
   double ttft_s = 0, tpot_s = 0;
   double tokens_per_s = 0;             // output tokens/s of all its devices
@@ -125,8 +135,10 @@ struct PlanResult {
   int64_t gpus = 0, isl = 0, osl = 0;
   Targets targets;
   std::optional<double> rate;
-  std::string engine;    // the engine the hints are for
-  std::string estimate;  // "roofline" | "predicted"
+  std::string engine;       // the predicting engine's id ("roofline": none)
+  std::string engine_why;   // "--engine", "default for h200", ...
+  std::string hint_engine;  // the engine the launch hints are for
+  std::string estimate;     // "roofline" | "predicted"
   std::vector<PlanPoint> front;        // meets the targets, none dominated, by tokens/s per device
   std::optional<size_t> best;          // index into front: the most tokens/s per device
   std::optional<RateSizing> rate_sizing;

@@ -56,18 +56,19 @@ std::vector<SplitDegrees> EnumerateSplits(const llm::ModelBuild& build,
   return out;
 }
 
-SplitEval::SplitEval(llm::Serving serving, SplitDegrees degrees, int64_t isl, int64_t osl,
-                     int64_t max_batch, double mem_util)
-    : serving_(std::move(serving)), degrees_(degrees), isl_(isl), osl_(osl),
-      max_batch_(max_batch), mem_util_(mem_util) {
-  const llm::Deployment& d = serving_.deployment();
+SplitEval::SplitEval(std::shared_ptr<const llm::Serving> serving,
+                     std::shared_ptr<const llm::ServingPredictor> predictor, SplitDegrees degrees,
+                     int64_t isl, int64_t osl, int64_t max_batch, double mem_util)
+    : serving_(std::move(serving)), predictor_(std::move(predictor)), degrees_(degrees),
+      isl_(isl), osl_(osl), max_batch_(max_batch), mem_util_(mem_util) {
+  const llm::Deployment& d = serving_->deployment();
   per_s_ = d.dp_attention * d.micro_batches;
 }
 
 int64_t SplitEval::MaxS(int64_t context) const {
   // Fit's max_batch counts the deployment's sequences: dp_attention replicas, each device
   // holding micro_batches · s of them.
-  const uint64_t fit = serving_.Fit(context, mem_util_).max_batch;
+  const uint64_t fit = serving_->Fit(context, mem_util_).max_batch;
   const int64_t by_memory = static_cast<int64_t>(std::min<uint64_t>(fit, INT64_MAX)) / per_s_;
   return std::min(by_memory, max_batch_ / per_s_);
 }
@@ -81,11 +82,19 @@ Result<BatchFigures> SplitEval::At(int64_t s, uint64_t& evaluated) {
   w.prompt = isl_;
   w.gen_len = osl_;
   w.mem_util = mem_util_;
-  auto e = llm::Evaluate(serving_, w);
-  if (!e) return std::unexpected(e.error());
+  BatchFigures b;
+  if (predictor_) {
+    // llm.predicted of `opscope llm ... --engine E`: B requests in flight.
+    auto p = predictor_->PredictRequestFigures(w);
+    if (!p) return std::unexpected(p.error());
+    b = {p->ttft_s.value_or(0), p->tpot_s.value_or(0), p->e2e_s.value_or(0)};
+  } else {
+    auto e = llm::Evaluate(*serving_, w);
+    if (!e) return std::unexpected(e.error());
+    const llm::Figures& f = e->figures;
+    b = {f.ttft_s.value_or(0), f.tpot_s.value_or(0), f.e2e_s.value_or(0)};
+  }
   ++evaluated;
-  const llm::Figures& f = e->figures;
-  BatchFigures b{f.ttft_s.value_or(0), f.tpot_s.value_or(0), f.e2e_s.value_or(0)};
   memo_.emplace(s, b);
   return b;
 }
@@ -94,10 +103,10 @@ double SplitEval::KvTransferS(int64_t s, double link_bytes_per_s, double link_la
   // Each device of a stage holds s · micro_batches of the batch's sequences; the stages send
   // in parallel, the slowest paces it.
   uint64_t per_seq = 0;
-  for (size_t k = 0; k < serving_.stage_count(); ++k) {
-    per_seq = std::max(per_seq, serving_.StageBytesPerSeq(k, isl_));
+  for (size_t k = 0; k < serving_->stage_count(); ++k) {
+    per_seq = std::max(per_seq, serving_->StageBytesPerSeq(k, isl_));
   }
-  const double seqs = static_cast<double>(s * serving_.deployment().micro_batches);
+  const double seqs = static_cast<double>(s * serving_->deployment().micro_batches);
   return seqs * static_cast<double>(per_seq) / link_bytes_per_s + link_latency_s;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "llm/predicted.h"
 #include "llm/serving.h"
 #include "plan/front.h"
 #include "plan/plan.h"
@@ -33,22 +34,30 @@ std::vector<SplitDegrees> EnumerateSplits(const llm::ModelBuild& build,
                                           uint64_t& pruned);
 
 // The figures of one batch on one split: what `opscope llm --phase prefill --prompt ISL
-// --gen-len OSL --batch B` prints for it.
+// --gen-len OSL --batch B` prints for it — llm.ttft_s/tpot_s/e2e_s (the roofline estimate), or
+// llm.predicted's with an engine (`--engine E`: B requests in flight, continuous batching).
 struct BatchFigures {
   double ttft_s = 0, tpot_s = 0, e2e_s = 0;
 };
 
-// One split deployed (a llm::Serving) and its batches evaluated on demand. Batches are whole
-// per device: B = s · dp_attention · micro_batches for s sequences per device and micro-batch
-// (any other batch runs the same steps as the next such batch, with fewer sequences).
+// One split deployed (a llm::Serving) and its batches evaluated on demand: by llm::Evaluate
+// (the roofline), or by the engine's predictor made once for the split (no graph rebuilt per
+// batch). Batches are whole per device: B = s · dp_attention · micro_batches for s sequences
+// per device and micro-batch (any other batch runs the same steps as the next such batch,
+// with fewer sequences). The serving and its predictor are shared: the page's grid evaluates
+// the same split at other ISL and OSL.
 class SplitEval {
  public:
-  SplitEval(llm::Serving serving, SplitDegrees degrees, int64_t isl, int64_t osl,
-            int64_t max_batch, double mem_util);
+  SplitEval(std::shared_ptr<const llm::Serving> serving,
+            std::shared_ptr<const llm::ServingPredictor> predictor, SplitDegrees degrees,
+            int64_t isl, int64_t osl, int64_t max_batch, double mem_util);
 
-  const llm::Serving& serving() const { return serving_; }
+  const llm::Serving& serving() const { return *serving_; }
+  const std::shared_ptr<const llm::Serving>& shared_serving() const { return serving_; }
+  // nullptr: the roofline estimate.
+  const std::shared_ptr<const llm::ServingPredictor>& predictor() const { return predictor_; }
   const SplitDegrees& degrees() const { return degrees_; }
-  int64_t devices() const { return serving_.deployment().devices; }
+  int64_t devices() const { return serving_->deployment().devices; }
   int64_t Batch(int64_t s) const { return s * per_s_; }
   // The most sequences per device that memory holds at `context` tokens and the batch cap
   // allows (0: not even one).
@@ -59,7 +68,8 @@ class SplitEval {
   double KvTransferS(int64_t s, double link_bytes_per_s, double link_latency_s) const;
 
  private:
-  llm::Serving serving_;
+  std::shared_ptr<const llm::Serving> serving_;
+  std::shared_ptr<const llm::ServingPredictor> predictor_;
   SplitDegrees degrees_;
   int64_t isl_, osl_, max_batch_;
   double mem_util_;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "llm/model.h"
 #include "llm/predicted.h"
 #include "llm/serving.h"
+#include "plan/plan.h"
 #include "python/results.h"
 #include "report/report_model.h"
 #include "roofline/roofline.h"
@@ -104,9 +106,21 @@ py::dict Sweep(const sweep::SweepRequest& request) {
   return SweepDict(std::move(*result));
 }
 
-// `opscope plan ...` goes here when src/plan/ exists: py::dict Plan(const plan::PlanRequest&)
-// over the planner's entry point, its result through the JSON renderer like the others
-// (results.h), bound below as "plan" and wrapped in opscope/__init__.py.
+// `opscope plan MODEL`: `weights` the --weights LIST text, when given.
+py::dict Plan(plan::PlanRequest request, const std::optional<std::string>& weights) {
+  std::optional<plan::PlanResult> result;
+  {
+    py::gil_scoped_release unlocked;
+    if (weights) {
+      request.weights.clear();
+      for (std::string& n : Take(sweep::ParseNameList("--weights", *weights))) {
+        request.weights.emplace_back(std::move(n));
+      }
+    }
+    result = Take(plan::RunPlan(request));
+  }
+  return PlanDict(*result);
+}
 
 py::list Presets() { return PresetList(Take(llm::ListPresets())); }
 
@@ -191,6 +205,44 @@ PYBIND11_MODULE(_opscope, m) {
       py::arg("activations"), py::arg("kv_dtype"), py::arg("state_dtype"), py::arg("gen_len"),
       py::arg("mem_util"), py::arg("dp_attention"), py::arg("gpus_per_node"),
       py::arg("micro_batches"), py::arg("model_type"));
+
+  m.def(
+      "plan",
+      [](std::string model, std::string device, int64_t gpus, int64_t isl, int64_t osl,
+         std::optional<double> ttft_ms, std::optional<double> tpot_ms, std::optional<double> rate,
+         std::optional<std::string> engine, std::optional<std::string> weights, bool disagg,
+         std::optional<double> price, std::optional<std::string> activations,
+         std::optional<std::string> kv_dtype, int64_t max_batch, double mem_util,
+         std::optional<std::string> model_type) {
+        opscope::plan::PlanRequest r;
+        r.model = std::move(model);
+        r.parse.model_type = std::move(model_type);
+        r.device = std::move(device);
+        r.gpus = gpus;
+        r.isl = isl;
+        r.osl = osl;
+        // As the CLI's --ttft-ms/--tpot-ms: milliseconds, positive.
+        for (const auto& [option, ms, target] :
+             {std::tuple{"--ttft-ms", ttft_ms, &r.targets.ttft_s},
+              std::tuple{"--tpot-ms", tpot_ms, &r.targets.tpot_s}}) {
+          if (!ms) continue;
+          if (!(*ms > 0)) throw Error(std::string("option '") + option + "': must be positive");
+          *target = *ms / 1e3;
+        }
+        r.rate = rate;
+        r.engine = std::move(engine);
+        r.disagg = disagg;
+        r.price_usd_per_gpu_hour = price;
+        r.activations = std::move(activations);
+        r.kv_dtype = std::move(kv_dtype);
+        r.max_batch = max_batch;
+        r.mem_util = mem_util;
+        return Plan(std::move(r), weights);
+      },
+      py::kw_only(), py::arg("model"), py::arg("device"), py::arg("gpus"), py::arg("isl"),
+      py::arg("osl"), py::arg("ttft_ms"), py::arg("tpot_ms"), py::arg("rate"), py::arg("engine"),
+      py::arg("weights"), py::arg("disagg"), py::arg("price"), py::arg("activations"),
+      py::arg("kv_dtype"), py::arg("max_batch"), py::arg("mem_util"), py::arg("model_type"));
 
   m.def("devices", [] { return DeviceList(opscope::device::BuiltinDevices()); });
   m.def("presets", &Presets);

@@ -206,6 +206,11 @@ py::list DeviceList(std::span<const device::Device> devices) {
   return Parse(report::RenderDevicesJson(devices))["devices"];
 }
 
+py::dict PlanDict(const plan::PlanResult& result) {
+  // The front is a few dozen points, each with nested sides: kept as the JSON's records.
+  return Parse(report::RenderPlanJson(result));
+}
+
 py::list PresetList(std::span<const llm::PresetInfo> presets) {
   return Parse(report::RenderPresetsJson(presets))["presets"];
 }

@@ -14,6 +14,7 @@
 
 #include "device/device.h"
 #include "llm/model.h"
+#include "plan/plan.h"
 #include "report/report_model.h"
 #include "sweep/sweep.h"
 
@@ -30,6 +31,7 @@ namespace py = pybind11;
 py::dict ReportDict(report::ReportModel model);    // `nodes` as a Columns dict
 py::dict SweepDict(sweep::SweepResult result);     // `points` as a Columns dict
 py::list DeviceList(std::span<const device::Device> devices);
+py::dict PlanDict(const plan::PlanResult& result);  // `opscope plan --format json`, as is
 py::list PresetList(std::span<const llm::PresetInfo> presets);
 
 }  // namespace opscope::python

@@ -60,7 +60,9 @@ std::string RenderPlanText(const PlanResult& r) {
   std::string out = "opscope plan: " + r.model + " on up to " + std::to_string(r.gpus) + " x " +
                     r.device + ", " + std::to_string(r.isl) + " in / " + std::to_string(r.osl) +
                     " out, " + PlanTargetsText(r) + "\n";
-  out += "estimate: " + r.estimate + "; " + std::to_string(r.searched) +
+  out += "estimate: " + r.estimate +
+         (r.estimate == "predicted" ? " by " + r.engine + " (" + r.engine_why + ")" : std::string()) +
+         "; " + std::to_string(r.searched) +
          " configurations evaluated; " + std::to_string(r.splits) + " splits, " +
          std::to_string(r.splits_pruned) + " pruned unbuilt\n\n";
   if (r.front.empty()) {
@@ -96,7 +98,7 @@ std::string RenderPlanText(const PlanResult& r) {
     const PlanPoint& b = r.front[*r.best];
     out += "\nBest: " + std::string(plan::ModeName(b.mode)) + " " + PlanConfigLabel(b) + " — " +
            Fixed(b.tokens_per_s, 0) + " tokens/s on " + std::to_string(b.gpus) + " devices\n";
-    out += "  launch (" + r.engine + ", a hint): " + b.hint + "\n";
+    out += "  launch (" + r.hint_engine + ", a hint): " + b.hint + "\n";
     out += "  reproduce: " + b.reproduce + "\n";
   }
   if (r.rate) {
@@ -173,6 +175,12 @@ void WritePoint(JsonWriter& w, const PlanPoint& p) {
   } else {
     w.Value(p.kv_transfer_s);
   }
+  w.Key("requests_in_flight");
+  if (p.requests_in_flight > 0) {
+    w.Value(p.requests_in_flight);
+  } else {
+    w.Null();
+  }
   w.Key("gpus").Value(p.gpus);
   w.Key("ttft_s").Value(p.ttft_s);
   w.Key("tpot_s").Value(p.tpot_s);
@@ -208,6 +216,8 @@ std::string RenderPlanJson(const PlanResult& r) {
   w.EndObject();
   w.Key("rate").Value(r.rate);
   w.Key("engine").Value(r.engine);
+  w.Key("engine_why").Value(r.engine_why);
+  w.Key("hints_for").Value(r.hint_engine);
   w.Key("estimate").Value(r.estimate);
   w.Key("front").BeginArray();
   for (const PlanPoint& p : r.front) {

@@ -350,7 +350,7 @@ std::string RenderPlanHtml(const PlanResult& r) {
          "<th class=\"n\" data-key=\"tokens_per_s_per_user\">tokens/s per user</th>"
          "<th class=\"n\" data-key=\"usd_per_mtoken\">$/Mtoken</th>"
          "<th class=\"n\" data-key=\"tokens_per_joule\">tokens/J</th>"
-         "<th data-key=\"hint\">launch hint (" + HtmlEscape(r.engine) + ")</th></tr></thead>\n<tbody>\n";
+         "<th data-key=\"hint\">launch hint (" + HtmlEscape(r.hint_engine) + ")</th></tr></thead>\n<tbody>\n";
   for (size_t i = 0; i < r.front.size(); ++i) out += Row(r.front[i], r.best && *r.best == i);
   out += "</tbody>\n</table>\n";
   if (!r.skipped.empty()) {

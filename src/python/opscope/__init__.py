@@ -29,7 +29,7 @@ from ._opscope import Error
 Error.__module__ = __name__  # shown as opscope.Error in tracebacks
 
 __version__ = _opscope.__version__
-__all__ = ["Error", "analyze", "devices", "llm", "presets", "sweep"]
+__all__ = ["Error", "analyze", "devices", "llm", "plan", "presets", "sweep"]
 
 _pandas = None  # the module once imported; False when it is not installed
 
@@ -232,6 +232,32 @@ def presets():
     return _opscope.presets()
 
 
-# opscope.plan(...) -- the deployment planner (``opscope plan``) -- goes here when src/plan/
-# exists: a function with the command's options as keywords over _opscope.plan (module.cc),
-# its tables through _table() like sweep()'s points, a stub in __init__.pyi, a name in __all__.
+def plan(model, device="h100-sxm", gpus=8, isl=4096, osl=1024, *, ttft_ms=None, tpot_ms=None,
+         rate=None, engine=None, weights=None, disagg=False, price=None, activations=None,
+         kv_dtype=None, max_batch=512, mem_util=0.9, model_type=None):
+    """The best deployment under latency targets: ``opscope plan MODEL --format json``.
+
+    gpus:             devices to deploy on (N); isl, osl: prompt and output tokens per request.
+    ttft_ms, tpot_ms: the targets (None: none); rate: requests/s to size for.
+    engine:           the engine whose profile predicts the figures (None: the device's
+                      default; "roofline": the roofline estimate).
+    weights:          a weight format or a list of them to search (None: the config's own).
+    disagg:           also search disaggregated prefill/decode worker pools.
+    price:            USD per device-hour for $/Mtoken (None: the device's list price).
+
+    Returns the CLI's JSON document as dicts: {"schema_version", "plan": {"model", "device",
+    "gpus", "isl", "osl", "targets", "rate", "engine", "estimate", "front": [points], "best",
+    "min_gpus_for_rate", "searched", "skipped", "assumptions", ...}}; each front point's
+    "reproduce" is the ``opscope llm`` command giving its figures (docs/plan.md).
+
+    >>> p = opscope.plan("llama-3.1-8b", device="h200", gpus=8, ttft_ms=2000, tpot_ms=20)["plan"]
+    >>> p["front"][p["best"]]["tokens_per_s_per_device"]
+    """
+    if weights is not None and not isinstance(weights, str):
+        weights = ",".join(weights)
+    return _opscope.plan(
+        model=_path(model), device=_path(device), gpus=operator.index(gpus),
+        isl=operator.index(isl), osl=operator.index(osl), ttft_ms=ttft_ms, tpot_ms=tpot_ms,
+        rate=rate, engine=None if engine is None else _path(engine), weights=weights,
+        disagg=bool(disagg), price=price, activations=activations, kv_dtype=kv_dtype,
+        max_batch=operator.index(max_batch), mem_util=mem_util, model_type=model_type)

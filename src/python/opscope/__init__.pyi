@@ -67,5 +67,26 @@ def sweep(
     model_type: Optional[str] = None,
 ) -> Report: ...
 
+def plan(
+    model: Path,
+    device: Path = "h100-sxm",
+    gpus: int = 8,
+    isl: int = 4096,
+    osl: int = 1024,
+    *,
+    ttft_ms: Optional[float] = None,
+    tpot_ms: Optional[float] = None,
+    rate: Optional[float] = None,
+    engine: Optional[Path] = None,
+    weights: Union[None, str, Iterable[str]] = None,
+    disagg: bool = False,
+    price: Optional[float] = None,
+    activations: Optional[str] = None,
+    kv_dtype: Optional[str] = None,
+    max_batch: int = 512,
+    mem_util: float = 0.9,
+    model_type: Optional[str] = None,
+) -> dict[str, Any]: ...
+
 def devices() -> list[dict[str, Any]]: ...
 def presets() -> list[dict[str, Any]]: ...
