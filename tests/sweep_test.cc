@@ -17,6 +17,7 @@
 #include "import/hf_config/recipe.h"
 #include "import/hf_config/step_graph.h"
 #include "llm/llm.h"
+#include "llm/predicted.h"
 #include "llm/serving.h"
 #include "report/render.h"
 #include "sweep/step_plan.h"
@@ -368,6 +369,83 @@ TEST(RunSweep, GenLenRunsTheFullRequest) {
     const llm::Figures f = LlmAt(model, s, *rep, row, 64);
     EXPECT_EQ(row.tpot_s, f.tpot_s);
     EXPECT_EQ(row.ttft_s, f.ttft_s);
+  }
+}
+
+// What `opscope llm --engine E` predicts for one row's point (llm.predicted: RunLlmPredicted,
+// the command's one call).
+llm::Predicted PredictedAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
+                           const SweepRow& row) {
+  llm::Request r;
+  r.model = model.name;
+  r.recipe.weights = s.weights[row.recipe];
+  r.device = rep.devices[row.device];
+  const SweepDeployment& d = rep.deployments[row.deployment];
+  r.degrees = {d.tp, d.ep, d.pp, d.dp_attention, std::nullopt, std::nullopt};
+  r.workload.phase = s.phase;
+  r.workload.batch = row.batch;
+  r.workload.context = row.context;
+  r.workload.gen_len = s.gen_len;
+  llm::PredictOptions o;
+  o.engine = s.engine;
+  auto run = llm::RunLlmPredicted(r, o);
+  EXPECT_TRUE(run) << run.error().message;
+  return run ? run->predicted : llm::Predicted{};
+}
+
+// --engine: every predicted row (the engine timing the compiled plans' nodes) equals
+// llm.predicted at its point — bit for bit: the same node times summed in the same order —
+// for dense, MoE and MLA models, both phases, a deployment with a pipeline, and whole
+// requests (--gen-len: the serving dynamics over the plans' steps).
+TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
+  struct PredictedCase {
+    const char* preset;
+    const char* device;
+    const char* engine;
+    llm::Phase phase;
+    std::vector<int64_t> tps, eps, pps;
+    std::optional<int64_t> gen_len;
+  };
+  const llm::Phase decode = llm::Phase::kDecode, prefill = llm::Phase::kPrefill;
+  for (const PredictedCase& c : {PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {}, {}, {}, {}},
+                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", prefill, {}, {}, {}, {}},
+                        PredictedCase{"deepseek-v3", "h200", "trtllm", decode, {2}, {8}, {1, 3}, {}},
+                        PredictedCase{"llama-3.1-70b-instruct", "h200", "vllm", prefill, {2, 4}, {}, {2},
+                             {}},
+                        PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {1, 2}, {}, {}, 40},
+                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", decode, {}, {1, 2}, {}, 9}}) {
+    const llm::Model model = PresetModel(c.preset);
+    SweepSpec s = SweepOf(model, {c.device});
+    s.phase = c.phase;
+    s.batches = {1, 5, 32};
+    s.contexts = {1, 500, 4096};
+    s.tps = c.tps;
+    s.eps = c.eps;
+    s.pps = c.pps;
+    s.gen_len = c.gen_len;
+    s.engine = c.engine;
+    auto rep = RunSweep(s);
+    ASSERT_TRUE(rep) << rep.error().message;
+    ASSERT_EQ(rep->predicted.size(), rep->rows.size());
+    ASSERT_FALSE(rep->rows.empty());
+    for (size_t i = 0; i < rep->rows.size(); ++i) {
+      const SweepRow& row = rep->rows[i];
+      const PredictedRow& got = rep->predicted[i];
+      const llm::Predicted want = PredictedAt(model, s, *rep, row);
+      const SweepDeployment& d = rep->deployments[row.deployment];
+      const std::string where = std::string(c.preset) + " tp " + std::to_string(d.tp) + " ep " +
+                                std::to_string(d.ep) + " pp " + std::to_string(d.pp) + " " +
+                                std::to_string(row.batch) + "x" + std::to_string(row.context);
+      EXPECT_GT(got.step_time_s, 0) << where;
+      EXPECT_EQ(got.step_time_s, want.step_time_s) << where;
+      EXPECT_EQ(got.tokens_per_s, want.tokens_per_s) << where;
+      EXPECT_EQ(got.ttft_s, want.ttft_s) << where;
+      // A decode step's TPOT is the step itself; with --gen-len the request's.
+      EXPECT_EQ(got.tpot_s, want.tpot_s ? want.tpot_s
+                                        : c.phase == decode ? std::optional(want.step_time_s)
+                                                            : std::nullopt)
+          << where;
+    }
   }
 }
 

@@ -139,8 +139,10 @@ class GridRunner {
                                             : std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
     const size_t workers = spec_.gen_len ? 1 : std::max<size_t>(1, std::min({cores, tiles,
                                batches * contexts / kPointsPerWorker}));
-    // Every worker costs on plans of its own.
+    // Every worker costs on plans of its own; with --engine, each stage's node timer.
     plans_.resize(serving_.stage_count());
+    timers_.clear();
+    for (size_t s = 0; predictor_ && s < plans_.size(); ++s) timers_.push_back(predictor_->NodeTimer(s));
     for (size_t s = 0; s < plans_.size(); ++s) {
       while (plans_[s].size() < workers) {
         auto plan = StepPlan::Compile(serving_.stage(s).graph);
@@ -195,6 +197,7 @@ class GridRunner {
     std::vector<double> stage_s;  // the stage times of one point
     llm::Workload workload;       // of one point (batch and context vary)
     llm::Figures figures;         // of one point
+    llm::StageStep step;          // a predicted stage step (--engine)
     uint64_t by_plan = 0, by_full_analysis = 0;
     Result<void> status;
   };
@@ -231,7 +234,8 @@ class GridRunner {
             row.recipe = ids_.recipe;
             row.deployment = ids_.deployment;
             if (predictor_) {
-              auto ok = Predict(batch, context, rep_.predicted[base_ + (b0 + i) * contexts + c0 + j]);
+              auto ok = Predict(wk, w, batch, context, c0 + j,
+                                rep_.predicted[base_ + (b0 + i) * contexts + c0 + j]);
               if (!ok) return ok;
             }
             if (tick) tick(1);
@@ -242,9 +246,28 @@ class GridRunner {
     return {};
   }
 
-  // The engine's prediction of one point (--engine).
-  Result<void> Predict(int64_t batch, int64_t context, PredictedRow& out) const {
-    auto p = predictor_->Predict(PointWorkload(spec_, batch, context));
+  // The engine's prediction of one point (--engine) with worker w's plans: the point's stage
+  // steps timed by the engine inside the plans (StepPlan::PredictStep) — the static step
+  // straight into ServingFigures, a whole request (--gen-len) through the predictor's serving
+  // dynamics with the plans as its step source — as llm.predicted has them. A point some plan
+  // gives up takes the predictor's full analysis.
+  Result<void> Predict(Worker& wk, size_t w, int64_t batch, int64_t context, size_t c,
+                       PredictedRow& out) {
+    if (!spec_.gen_len) {
+      auto own = PredictStatic(wk, w, batch, context, c, out);
+      if (!own) return std::unexpected(own.error());
+      if (*own) return {};
+    }
+    const llm::StageSource source = [&](size_t s, int64_t rows, int64_t seqs, int64_t ctx,
+                                        bool decode) -> Result<std::optional<llm::StageStep>> {
+      llm::StageStep step;
+      auto ok = plans_[s][w]->PredictStep(Point{rows, seqs, ctx}, serving_.device(), timers_[s],
+                                          decode, true, step);
+      if (!ok) return std::unexpected(ok.error());
+      if (!*ok) return std::nullopt;
+      return step;
+    };
+    auto p = predictor_->PredictFigures(PointWorkload(spec_, batch, context), {}, source);
     if (!p) return std::unexpected(p.error());
     out.step_time_s = p->step_time_s;
     out.tokens_per_s = p->tokens_per_s;
@@ -252,6 +275,33 @@ class GridRunner {
     if (!p->tpot_s && spec_.phase == llm::Phase::kDecode) out.tpot_s = p->step_time_s;
     out.ttft_s = p->ttft_s;
     return {};
+  }
+
+  // The static step of a point predicted from the plans (as llm.predicted's step: the stages'
+  // predicted steps through ServingFigures); false when some plan gives it up.
+  Result<bool> PredictStatic(Worker& wk, size_t w, int64_t batch, int64_t context, size_t c,
+                             PredictedRow& out) {
+    const bool prefill = spec_.phase == llm::Phase::kPrefill;
+    const int64_t seqs = serving_.deployment().Split(batch).seqs;
+    const Point p = prefill ? Point{seqs * context, seqs, 0} : Point{seqs, seqs, context};
+    wk.stage_s.resize(plans_.size());
+    for (size_t s = 0; s < plans_.size(); ++s) {
+      auto ok = plans_[s][w]->PredictStep(p, serving_.device(), timers_[s], !prefill, false,
+                                          wk.step);
+      if (!ok) return std::unexpected(ok.error());
+      if (!*ok) return false;
+      wk.stage_s[s] = wk.step.step_time_s;
+    }
+    llm::StageTimes times;
+    times.step_s = wk.stage_s;
+    wk.workload.batch = batch;
+    wk.workload.context = context;
+    llm::ServingFigures(serving_, wk.workload, times, wk.figures, &fits_[c]);
+    out.step_time_s = wk.figures.step_time_s;
+    out.tokens_per_s = wk.figures.tokens_per_s;
+    out.tpot_s = prefill ? std::nullopt : std::optional<double>(wk.figures.step_time_s);
+    CopyOptional(prefill ? wk.figures.ttft_s : std::nullopt, out.ttft_s);
+    return true;
   }
 
   // Costs the tile batches[b0, b0 + nb) × contexts[c0, c0 + nc) on every stage (worker w's
@@ -317,6 +367,7 @@ class GridRunner {
   const llm::ServingPredictor* predictor_;
   std::vector<std::vector<std::unique_ptr<StepPlan>>> plans_;  // [stage][worker]
   std::vector<llm::Serving::MemoryFit> fits_;                  // per context of the grid
+  std::vector<llm::StageNodeTimer> timers_;                    // per stage, with --engine
   Layout layout_;
   Ids ids_;
   size_t base_ = 0;  // the grid's first row in the result
