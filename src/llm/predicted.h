@@ -127,6 +127,8 @@ class StageNodeTimer {
   // The step's fixed costs beside `kernels` launched kernels; `decode`: a decode step (CUDA
   // graphs where the engine captures them), else a step with prompt tokens.
   double Overhead(uint64_t kernels, bool decode) const;
+  // Two timers with the same identity time every node alike (the same compiled predictor).
+  const void* identity() const { return predictor_; }
 
  private:
   const predict::StepPredictor* predictor_;

@@ -136,6 +136,7 @@ Result<void> StepPlan::Build() {
   seqs_ = graph_.symbols.Find("seqs");
   ctx_ = graph_.symbols.Find("ctx");
   predicted_s_.assign(distinct_.size(), 0);
+  predicted_key_.assign(distinct_.size(), {});
   stats_.nodes = count;
   stats_.distinct = distinct_.size();
   for (const Distinct& d : distinct_) (d.closed ? stats_.closed_form : stats_.rule_per_point)++;
@@ -204,6 +205,9 @@ Result<bool> StepPlan::PredictStep(const Point& p, const device::Device& device,
   if (ctx_) bindings_.Set(*ctx_, p.ctx);
   for (size_t k = 0; k < distinct_.size(); ++k) {
     Distinct& d = distinct_[k];
+    const PredictedKey key{timer.identity(), &device, p.n, p.seqs};
+    if (!d.uses_ctx && predicted_key_[k] == key) continue;  // costed and timed at (n, seqs)
+    predicted_key_[k] = {};
     auto entry = EntryAt(d, p);
     if (!entry) return std::unexpected(entry.error());
     if (!*entry) return false;
@@ -225,6 +229,7 @@ Result<bool> StepPlan::PredictStep(const Point& p, const device::Device& device,
                : roofline::TimeNode(static_cast<double>(c.bytes()), static_cast<double>(c.flops),
                                     peak_flops_per_s, device.dram_bytes_per_s);
     predicted_s_[k] = timer.NodeTime(d.node, c, bindings_, roof);
+    if (!d.uses_ctx) predicted_key_[k] = key;
   }
   // As the predictor sums them: graph order, a cost twin at its (earlier) twin's time.
   if (node_times) out.node_time_s.resize(order_.size());

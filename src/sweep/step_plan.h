@@ -127,6 +127,15 @@ class StepPlan {
   expr::Bindings bindings_;
   std::optional<expr::SymbolId> n_, seqs_, ctx_;
   std::vector<double> predicted_s_;
+  // Per distinct entry: the (timer, device, n, seqs) its predicted_s_ holds when it ignores
+  // ctx (a decode sweep over contexts then times only attention per point).
+  struct PredictedKey {
+    const void* timer = nullptr;
+    const device::Device* device = nullptr;
+    int64_t n = -1, seqs = -1;
+    bool operator==(const PredictedKey&) const = default;
+  };
+  std::vector<PredictedKey> predicted_key_;
 };
 
 }  // namespace opscope::sweep
