@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <array>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -490,7 +493,11 @@ TEST(RunSweep, BadOptionsNameTheOption) {
   x.contexts.resize(1 << 13);
   std::iota(x.contexts.begin(), x.contexts.end(), 1);
   expect_error(x, "options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
-                  "'--pp': 134217728 points is more than 67108864 per sweep");
+                  "'--pp', '--dp-attention': 134217728 points is more than 67108864 per sweep");
+  // --dp-attention is a LIST axis: each value checked, naming it.
+  SweepSpec dp = s;
+  dp.dp_attentions = {2, 0};
+  expect_error(dp, "option '--dp-attention': must be positive, got 0");
 }
 
 // ---- Through the binary -----------------------------------------------------------------
@@ -618,6 +625,83 @@ TEST(SweepCli, DeploymentAxesEqualIndividualLlmRuns) {
   const Outcome bad = RunOpscope("sweep llm qwen3-30b-a3b --batch 1 --context 1 --pp 0");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("option '--pp'"), std::string::npos) << bad.err;
+}
+
+// Every `opscope plan` point is a sweep row (issue 15): the planner's serving axes are the
+// sweep's — its isl/osl (--isl/--osl), its batch (sequences of one replica: --concurrency) and
+// its split (--tp/--ep/--pp/--dp-attention lists) — and its figures are those rows': an agg
+// point's TTFT and TPOT; a disaggregated point's prefill workers' TTFT (+ the KV transfer) and
+// decode workers' TPOT, each the row of that side's split and batch. One sweep over the union
+// of the fronts' axes holds them all; a dense model with --disagg and a MoE model whose splits
+// spread experts over attention replicas.
+TEST(SweepCli, PlanPointsAreSweepRows) {
+  for (const char* plan_args :
+       {"llama-3.1-8b --device h200 --gpus 8 --isl 2048 --osl 256 --ttft-ms 800 --tpot-ms 8 "
+        "--disagg",
+        "qwen3-30b-a3b --device h200 --gpus 8 --isl 1024 --osl 128 --tpot-ms 20"}) {
+    const Outcome plan = RunOpscope(std::string("plan ") + plan_args + " --format json");
+    ASSERT_EQ(plan.status, 0) << plan.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element result = parser.parse(plan.out)["plan"];
+    // Each side to check: its split and batch, and the figure the row must give.
+    struct Side {
+      std::array<int64_t, 5> key;  // tp, ep, pp, dp_attention, batch
+      const char* field;           // "ttft_s" | "tpot_s"
+      double want;
+    };
+    std::vector<Side> sides;
+    std::set<int64_t> tps, eps, pps, dps, batches;
+    auto add = [&](simdjson::dom::element x, const char* field, double want) {
+      const std::array<int64_t, 5> key{x["tp"].get_int64(), x["ep"].get_int64(),
+                                       x["pp"].get_int64(), x["dp_attention"].get_int64(),
+                                       x["batch"].get_int64()};
+      tps.insert(key[0]), eps.insert(key[1]), pps.insert(key[2]), dps.insert(key[3]);
+      batches.insert(key[4]);
+      sides.push_back({key, field, want});
+    };
+    for (simdjson::dom::element p : result["front"].get_array()) {
+      if (std::string_view(p["mode"].get_string()) == "agg") {
+        add(p, "ttft_s", p["ttft_s"].get_double());
+        add(p, "tpot_s", p["tpot_s"].get_double());
+      } else {
+        add(p["prefill"], "ttft_s",
+            p["ttft_s"].get_double().value() - p["kv_transfer_s"].get_double().value());
+        add(p["decode"], "tpot_s", p["tpot_s"].get_double());
+      }
+    }
+    ASSERT_FALSE(sides.empty()) << plan_args;
+    auto list = [](const std::set<int64_t>& v) {
+      std::string out;
+      for (int64_t x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+      return out;
+    };
+    const std::string args(plan_args);
+    const std::string model = args.substr(0, args.find(' '));
+    const auto isl = result["isl"].get_int64().value(), osl = result["osl"].get_int64().value();
+    const std::string sweep_args = "sweep llm " + model + " --device h200 --phase prefill --isl " +
+                                   std::to_string(isl) + " --osl " + std::to_string(osl) +
+                                   " --concurrency " + list(batches) + " --tp " + list(tps) +
+                                   " --ep " + list(eps) + " --pp " + list(pps) +
+                                   " --dp-attention " + list(dps) + " --format json";
+    const Outcome sweep = RunOpscope(sweep_args);
+    ASSERT_EQ(sweep.status, 0) << sweep_args << ": " << sweep.err;
+    simdjson::dom::parser sp;
+    std::map<std::array<int64_t, 5>, simdjson::dom::element> rows;
+    for (simdjson::dom::element r : sp.parse(sweep.out)["points"].get_array()) {
+      rows[{r["tp"].get_int64(), r["ep"].get_int64(), r["pp"].get_int64(),
+            r["dp_attention"].get_int64(), r["batch"].get_int64()}] = r;
+    }
+    for (const Side& side : sides) {
+      const auto& k = side.key;
+      const std::string where = model + " tp " + std::to_string(k[0]) + " ep " +
+                                std::to_string(k[1]) + " pp " + std::to_string(k[2]) + " dp " +
+                                std::to_string(k[3]) + " batch " + std::to_string(k[4]) + " " +
+                                side.field;
+      auto it = rows.find(k);
+      ASSERT_NE(it, rows.end()) << where;
+      EXPECT_DOUBLE_EQ(it->second[side.field].get_double().value(), side.want) << where;
+    }
+  }
 }
 
 TEST(SweepCli, FormatsAndErrors) {

@@ -90,22 +90,23 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
   if (auto ok = llm::CheckWorkload(PointWorkload(g, *batch_max, *context_max)); !ok) return ok;
   for (const auto& [option, values] :
        {std::pair<const char*, const std::vector<int64_t>*>{"--tp", &g.tps}, {"--ep", &g.eps},
-        {"--pp", &g.pps}}) {
+        {"--pp", &g.pps}, {"--dp-attention", &g.dp_attentions}}) {
     for (int64_t v : *values) {
       if (auto ok = llm::CheckDegree(option, v); !ok) return ok;
     }
   }
   for (const auto& [option, value] :
-       {std::pair<const char*, std::optional<int64_t>>{"--dp-attention", g.dp_attention},
-        {"--gpus-per-node", g.gpus_per_node}, {"--micro-batches", g.micro_batches}}) {
+       {std::pair<const char*, std::optional<int64_t>>{"--gpus-per-node", g.gpus_per_node},
+        {"--micro-batches", g.micro_batches}}) {
     if (!value) continue;
     if (auto ok = llm::CheckDegree(option, *value); !ok) return ok;
   }
   const uint64_t points = static_cast<uint64_t>(g.batches.size()) * g.contexts.size() * devices *
-                          g.weights.size() * Axis(g.tps) * Axis(g.eps) * Axis(g.pps);
+                          g.weights.size() * Axis(g.tps) * Axis(g.eps) * Axis(g.pps) *
+                          Axis(g.dp_attentions);
   if (points > kMaxPoints) {
     return MakeError("options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
-                     "'--pp': " +
+                     "'--pp', '--dp-attention': " +
                      std::to_string(points) + " points is more than " +
                      std::to_string(kMaxPoints) + " per sweep");
   }
@@ -375,7 +376,8 @@ class GridRunner {
 
 std::string DegreesLabel(const llm::Degrees& g) {
   return "tp " + std::to_string(g.tp) + ", ep " + std::to_string(g.ep) + ", pp " +
-         std::to_string(g.pp);
+         std::to_string(g.pp) +
+         (g.dp_attention ? ", dp-attention " + std::to_string(*g.dp_attention) : "");
 }
 
 // The sweep of one grid whose options CheckGrid has passed.
@@ -387,7 +389,8 @@ class Sweeper {
     rep_.model = spec_.model->name;
     rep_.phase = spec_.phase;
     for (const device::Device& d : spec_.devices) rep_.devices.push_back(d.name);
-    const uint64_t grid = Axis(spec_.tps) * Axis(spec_.eps) * Axis(spec_.pps);
+    const uint64_t grid =
+        Axis(spec_.tps) * Axis(spec_.eps) * Axis(spec_.pps) * Axis(spec_.dp_attentions);
     per_deployment_ = static_cast<uint64_t>(spec_.batches.size()) * spec_.contexts.size();
     total_ = static_cast<uint64_t>(spec_.weights.size()) * spec_.devices.size() * grid *
              per_deployment_;
@@ -423,15 +426,20 @@ class Sweeper {
     rep_.recipes.push_back(labels.weights + "/" + labels.activations + "/" + labels.kv);
     AddUnique(rep_.assumptions, (*build)->whole->graph.assumptions);
     const std::vector<int64_t> one{1};
+    // dp-attention: llm's default (nullopt) unless the axis is given.
+    std::vector<std::optional<int64_t>> dps(spec_.dp_attentions.begin(), spec_.dp_attentions.end());
+    if (dps.empty()) dps.emplace_back(std::nullopt);
     for (size_t d = 0; d < spec_.devices.size(); ++d) {
       bool first_of_device = true;
       for (int64_t tp : spec_.tps.empty() ? one : spec_.tps) {
         for (int64_t ep : spec_.eps.empty() ? one : spec_.eps) {
           for (int64_t pp : spec_.pps.empty() ? one : spec_.pps) {
-            const llm::Degrees degrees{tp, ep, pp, spec_.dp_attention, spec_.gpus_per_node,
-                                       spec_.micro_batches};
-            auto ok = RunDeployment(*build, degrees, d, recipe, first_of_device);
-            if (!ok) return ok;
+            for (const std::optional<int64_t>& dp : dps) {
+              const llm::Degrees degrees{tp, ep, pp, dp, spec_.gpus_per_node,
+                                         spec_.micro_batches};
+              auto ok = RunDeployment(*build, degrees, d, recipe, first_of_device);
+              if (!ok) return ok;
+            }
           }
         }
       }
