@@ -143,7 +143,9 @@ class GridRunner {
     // Every worker costs on plans of its own; with --engine, each stage's node timer.
     plans_.resize(serving_.stage_count());
     timers_.clear();
-    for (size_t s = 0; predictor_ && s < plans_.size(); ++s) timers_.push_back(predictor_->NodeTimer(s));
+    for (size_t s = 0; predictor_ && s < plans_.size(); ++s) {
+      timers_.push_back(predictor_->NodeTimer(s));
+    }
     for (size_t s = 0; s < plans_.size(); ++s) {
       while (plans_[s].size() < workers) {
         auto plan = StepPlan::Compile(serving_.stage(s).graph);
