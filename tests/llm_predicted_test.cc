@@ -269,22 +269,33 @@ double NumberAfter(const std::string& json, size_t from, const std::string& key)
   return at == std::string::npos ? 0 : std::stod(json.substr(at + key.size()));
 }
 
-// `opscope sweep llm --engine E` predicts each point as `opscope llm --engine E` does.
+// `opscope sweep llm --engine E` predicts each point as `opscope llm --engine E` does: a whole
+// request (--gen-len), a pipelined tensor-parallel deployment's decode step, and a prefill.
 TEST(Predicted, SweepPointEqualsTheLlmPrediction) {
-  const auto sweep = testing::RunOpscope(testing::Args(
-      "sweep llm llama-3.1-8b --batch 8 --context 2048 --gen-len 64 --engine sglang --format json"));
-  const auto llm = testing::RunOpscope(testing::Args(
-      "llm llama-3.1-8b --batch 8 --context 2048 --gen-len 64 --engine sglang --format json"));
-  ASSERT_EQ(sweep.status, 0) << sweep.err;
-  ASSERT_EQ(llm.status, 0) << llm.err;
-  EXPECT_NE(sweep.out.find("\"engine\":\"sglang\""), std::string::npos);
-  const size_t s = sweep.out.find("\"predicted\":{"), l = llm.out.find("\"predicted\":{");
-  ASSERT_NE(s, std::string::npos);
-  ASSERT_NE(l, std::string::npos);
-  for (const char* key : {"\"step_time_s\":", "\"tpot_s\":", "\"ttft_s\":"}) {
-    const double a = NumberAfter(sweep.out, s, key), b = NumberAfter(llm.out, l, key);
-    EXPECT_GT(a, 0) << key;
-    EXPECT_DOUBLE_EQ(a, b) << key;
+  for (const char* point :
+       {"llama-3.1-8b --batch 8 --context 2048 --gen-len 64 --engine sglang",
+        "llama-3.1-70b-instruct --device h200 --tp 2 --pp 2 --batch 5 --context 3000 --engine vllm",
+        "qwen3-30b-a3b --device h200 --phase prefill --batch 3 --context 700 --engine trtllm"}) {
+    const auto sweep = testing::RunOpscope(
+        testing::Args(std::string("sweep llm ") + point + " --format json"));
+    const auto llm =
+        testing::RunOpscope(testing::Args(std::string("llm ") + point + " --format json"));
+    ASSERT_EQ(sweep.status, 0) << point << ": " << sweep.err;
+    ASSERT_EQ(llm.status, 0) << point << ": " << llm.err;
+    EXPECT_NE(sweep.out.find("\"engine\":\""), std::string::npos) << point;
+    const size_t s = sweep.out.find("\"predicted\":{"), l = llm.out.find("\"predicted\":{");
+    ASSERT_NE(s, std::string::npos) << point;
+    ASSERT_NE(l, std::string::npos) << point;
+    // llm.predicted has the request's TPOT with --gen-len, a prefill's TTFT, else the step.
+    const std::string text(point);
+    const char* third = text.find("--gen-len") != std::string::npos ? "\"tpot_s\":"
+                        : text.find("prefill") != std::string::npos ? "\"ttft_s\":"
+                                                                    : "\"tokens_per_s\":";
+    for (const char* key : {"\"step_time_s\":", "\"tokens_per_s\":", third}) {
+      const double a = NumberAfter(sweep.out, s, key), b = NumberAfter(llm.out, l, key);
+      EXPECT_GT(a, 0) << point << " " << key;
+      EXPECT_DOUBLE_EQ(a, b) << point << " " << key;
+    }
   }
 }
 

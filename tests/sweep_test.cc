@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <array>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "import/hf_config/recipe.h"
 #include "import/hf_config/step_graph.h"
 #include "llm/llm.h"
+#include "llm/predicted.h"
 #include "llm/serving.h"
 #include "report/render.h"
 #include "sweep/step_plan.h"
@@ -371,6 +375,83 @@ TEST(RunSweep, GenLenRunsTheFullRequest) {
   }
 }
 
+// What `opscope llm --engine E` predicts for one row's point (llm.predicted: RunLlmPredicted,
+// the command's one call).
+llm::Predicted PredictedAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
+                           const SweepRow& row) {
+  llm::Request r;
+  r.model = model.name;
+  r.recipe.weights = s.weights[row.recipe];
+  r.device = rep.devices[row.device];
+  const SweepDeployment& d = rep.deployments[row.deployment];
+  r.degrees = {d.tp, d.ep, d.pp, d.dp_attention, std::nullopt, std::nullopt};
+  r.workload.phase = s.phase;
+  r.workload.batch = row.batch;
+  r.workload.context = row.context;
+  r.workload.gen_len = s.gen_len;
+  llm::PredictOptions o;
+  o.engine = s.engine;
+  auto run = llm::RunLlmPredicted(r, o);
+  EXPECT_TRUE(run) << run.error().message;
+  return run ? run->predicted : llm::Predicted{};
+}
+
+// --engine: every predicted row (the engine timing the compiled plans' nodes) equals
+// llm.predicted at its point — bit for bit: the same node times summed in the same order —
+// for dense, MoE and MLA models, both phases, a deployment with a pipeline, and whole
+// requests (--gen-len: the serving dynamics over the plans' steps).
+TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
+  struct PredictedCase {
+    const char* preset;
+    const char* device;
+    const char* engine;
+    llm::Phase phase;
+    std::vector<int64_t> tps, eps, pps;
+    std::optional<int64_t> gen_len;
+  };
+  const llm::Phase decode = llm::Phase::kDecode, prefill = llm::Phase::kPrefill;
+  for (const PredictedCase& c : {PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {}, {}, {}, {}},
+                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", prefill, {}, {}, {}, {}},
+                        PredictedCase{"deepseek-v3", "h200", "trtllm", decode, {2}, {8}, {1, 3}, {}},
+                        PredictedCase{"llama-3.1-70b-instruct", "h200", "vllm", prefill, {2, 4}, {}, {2},
+                             {}},
+                        PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {1, 2}, {}, {}, 40},
+                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", decode, {}, {1, 2}, {}, 9}}) {
+    const llm::Model model = PresetModel(c.preset);
+    SweepSpec s = SweepOf(model, {c.device});
+    s.phase = c.phase;
+    s.batches = {1, 5, 32};
+    s.contexts = {1, 500, 4096};
+    s.tps = c.tps;
+    s.eps = c.eps;
+    s.pps = c.pps;
+    s.gen_len = c.gen_len;
+    s.engine = c.engine;
+    auto rep = RunSweep(s);
+    ASSERT_TRUE(rep) << rep.error().message;
+    ASSERT_EQ(rep->predicted.size(), rep->rows.size());
+    ASSERT_FALSE(rep->rows.empty());
+    for (size_t i = 0; i < rep->rows.size(); ++i) {
+      const SweepRow& row = rep->rows[i];
+      const PredictedRow& got = rep->predicted[i];
+      const llm::Predicted want = PredictedAt(model, s, *rep, row);
+      const SweepDeployment& d = rep->deployments[row.deployment];
+      const std::string where = std::string(c.preset) + " tp " + std::to_string(d.tp) + " ep " +
+                                std::to_string(d.ep) + " pp " + std::to_string(d.pp) + " " +
+                                std::to_string(row.batch) + "x" + std::to_string(row.context);
+      EXPECT_GT(got.step_time_s, 0) << where;
+      EXPECT_EQ(got.step_time_s, want.step_time_s) << where;
+      EXPECT_EQ(got.tokens_per_s, want.tokens_per_s) << where;
+      EXPECT_EQ(got.ttft_s, want.ttft_s) << where;
+      // A decode step's TPOT is the step itself; with --gen-len the request's.
+      EXPECT_EQ(got.tpot_s, want.tpot_s ? want.tpot_s
+                                        : c.phase == decode ? std::optional(want.step_time_s)
+                                                            : std::nullopt)
+          << where;
+    }
+  }
+}
+
 // The grid's options are checked once, in the library, naming the option.
 TEST(RunSweep, BadOptionsNameTheOption) {
   const llm::Model model = PresetModel("llama-3.1-8b");
@@ -412,7 +493,11 @@ TEST(RunSweep, BadOptionsNameTheOption) {
   x.contexts.resize(1 << 13);
   std::iota(x.contexts.begin(), x.contexts.end(), 1);
   expect_error(x, "options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
-                  "'--pp': 134217728 points is more than 67108864 per sweep");
+                  "'--pp', '--dp-attention': 134217728 points is more than 67108864 per sweep");
+  // --dp-attention is a LIST axis: each value checked, naming it.
+  SweepSpec dp = s;
+  dp.dp_attentions = {2, 0};
+  expect_error(dp, "option '--dp-attention': must be positive, got 0");
 }
 
 // ---- Through the binary -----------------------------------------------------------------
@@ -540,6 +625,86 @@ TEST(SweepCli, DeploymentAxesEqualIndividualLlmRuns) {
   const Outcome bad = RunOpscope("sweep llm qwen3-30b-a3b --batch 1 --context 1 --pp 0");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("option '--pp'"), std::string::npos) << bad.err;
+}
+
+// Every roofline `opscope plan` point is a sweep row (issue 15): the planner's serving axes are the
+// sweep's — its isl/osl (--isl/--osl), its batch (sequences of one replica: --concurrency) and
+// its split (--tp/--ep/--pp/--dp-attention lists) — and its figures are those rows': an agg
+// point's TTFT and TPOT; a disaggregated point's prefill workers' TTFT (+ the KV transfer) and
+// decode workers' TPOT, each the row of that side's split and batch. One sweep over the union
+// of the fronts' axes holds them all; a dense model with --disagg and a MoE model whose splits
+// spread experts over attention replicas.
+TEST(SweepCli, PlanPointsAreSweepRows) {
+  for (const char* plan_args :
+       {"llama-3.1-8b --device h200 --gpus 8 --isl 2048 --osl 256 --ttft-ms 800 --tpot-ms 8 "
+        "--disagg",
+        "qwen3-30b-a3b --device h200 --gpus 8 --isl 1024 --osl 128 --tpot-ms 20"}) {
+    // The roofline plan: its points are the sweep's roofline rows (a predicted plan's are
+    // `opscope llm --engine E` runs, checked in plan_test).
+    const Outcome plan =
+        RunOpscope(std::string("plan ") + plan_args + " --engine roofline --format json");
+    ASSERT_EQ(plan.status, 0) << plan.err;
+    simdjson::dom::parser parser;
+    simdjson::dom::element result = parser.parse(plan.out)["plan"];
+    // Each side to check: its split and batch, and the figure the row must give.
+    struct Side {
+      std::array<int64_t, 5> key;  // tp, ep, pp, dp_attention, batch
+      const char* field;           // "ttft_s" | "tpot_s"
+      double want;
+    };
+    std::vector<Side> sides;
+    std::set<int64_t> tps, eps, pps, dps, batches;
+    auto add = [&](simdjson::dom::element x, const char* field, double want) {
+      const std::array<int64_t, 5> key{x["tp"].get_int64(), x["ep"].get_int64(),
+                                       x["pp"].get_int64(), x["dp_attention"].get_int64(),
+                                       x["batch"].get_int64()};
+      tps.insert(key[0]), eps.insert(key[1]), pps.insert(key[2]), dps.insert(key[3]);
+      batches.insert(key[4]);
+      sides.push_back({key, field, want});
+    };
+    for (simdjson::dom::element p : result["front"].get_array()) {
+      if (std::string_view(p["mode"].get_string()) == "agg") {
+        add(p, "ttft_s", p["ttft_s"].get_double());
+        add(p, "tpot_s", p["tpot_s"].get_double());
+      } else {
+        add(p["prefill"], "ttft_s",
+            p["ttft_s"].get_double().value() - p["kv_transfer_s"].get_double().value());
+        add(p["decode"], "tpot_s", p["tpot_s"].get_double());
+      }
+    }
+    ASSERT_FALSE(sides.empty()) << plan_args;
+    auto list = [](const std::set<int64_t>& v) {
+      std::string out;
+      for (int64_t x : v) out += (out.empty() ? "" : ",") + std::to_string(x);
+      return out;
+    };
+    const std::string args(plan_args);
+    const std::string model = args.substr(0, args.find(' '));
+    const auto isl = result["isl"].get_int64().value(), osl = result["osl"].get_int64().value();
+    const std::string sweep_args = "sweep llm " + model + " --device h200 --phase prefill --isl " +
+                                   std::to_string(isl) + " --osl " + std::to_string(osl) +
+                                   " --concurrency " + list(batches) + " --tp " + list(tps) +
+                                   " --ep " + list(eps) + " --pp " + list(pps) +
+                                   " --dp-attention " + list(dps) + " --format json";
+    const Outcome sweep = RunOpscope(sweep_args);
+    ASSERT_EQ(sweep.status, 0) << sweep_args << ": " << sweep.err;
+    simdjson::dom::parser sp;
+    std::map<std::array<int64_t, 5>, simdjson::dom::element> rows;
+    for (simdjson::dom::element r : sp.parse(sweep.out)["points"].get_array()) {
+      rows[{r["tp"].get_int64(), r["ep"].get_int64(), r["pp"].get_int64(),
+            r["dp_attention"].get_int64(), r["batch"].get_int64()}] = r;
+    }
+    for (const Side& side : sides) {
+      const auto& k = side.key;
+      const std::string where = model + " tp " + std::to_string(k[0]) + " ep " +
+                                std::to_string(k[1]) + " pp " + std::to_string(k[2]) + " dp " +
+                                std::to_string(k[3]) + " batch " + std::to_string(k[4]) + " " +
+                                side.field;
+      auto it = rows.find(k);
+      ASSERT_NE(it, rows.end()) << where;
+      EXPECT_DOUBLE_EQ(it->second[side.field].get_double().value(), side.want) << where;
+    }
+  }
 }
 
 TEST(SweepCli, FormatsAndErrors) {

@@ -28,7 +28,7 @@ struct SweepOptions {
   std::string device = kDefaultDevice;
   std::optional<std::string> weights;
   std::string phase = "decode";
-  std::optional<std::string> tp, ep, pp;
+  std::optional<std::string> tp, ep, pp, dp_attention;
   std::string format = "csv";
   std::string output = "-";
   sweep::Grid grid;  // the options every point shares
@@ -80,7 +80,8 @@ Result<sweep::SweepRequest> ParseAxes(const SweepOptions& o) {
   r.devices = std::move(*devices);
   for (const auto& [option, text, out] :
        {std::tuple{"--tp", &o.tp, &r.tps}, std::tuple{"--ep", &o.ep, &r.eps},
-        std::tuple{"--pp", &o.pp, &r.pps}}) {
+        std::tuple{"--pp", &o.pp, &r.pps}, std::tuple{"--dp-attention", &o.dp_attention,
+                                                      &r.dp_attentions}}) {
     if (!*text) continue;
     auto values = sweep::ParseIntList(option, **text);
     if (!values) return std::unexpected(values.error());
@@ -139,8 +140,13 @@ Command AddSweepCommand(CLI::App& root) {
       ->required();
   app->add_option("--model-type", o->model_type,
                   "Read the config as this known model_type (a custom type of that shape)");
-  app->add_option("--batch", o->batch, "Sequences per step: LIST")->required();
-  app->add_option("--context", o->context, "Cached tokens per sequence (prefill: prompt tokens): LIST")
+  app->add_option("--batch,--concurrency", o->batch,
+                  "Sequences per step (of one replica; opscope plan's batch, the requests in "
+                  "flight): LIST")
+      ->required();
+  app->add_option("--context,--isl", o->context,
+                  "Cached tokens per sequence (prefill, or with --gen-len: the prompt, opscope "
+                  "plan's --isl): LIST")
       ->required();
   app->add_option("--device", o->device, "Device ids or device .json files, comma-separated")
       ->capture_default_str();
@@ -155,15 +161,15 @@ Command AddSweepCommand(CLI::App& root) {
   app->add_option("--engine", o->grid.engine,
                   "Also predict every point with this serving engine's profile (vllm, sglang, "
                   "trtllm, llama.cpp, roofline, or a profile .json; docs/engines.md)");
-  app->add_option("--gen-len", o->grid.gen_len,
+  app->add_option("--gen-len,--osl", o->grid.gen_len,
                   "Time whole requests: prefill, then this many decode steps (full analysis per point)");
   app->add_option("--mem-util", o->grid.mem_util, "Fraction of device memory for weights + KV + state")
       ->capture_default_str();
   app->add_option("--tp", o->tp, "Tensor-parallel degrees: LIST (default 1)");
   app->add_option("--ep", o->ep, "Expert-parallel degrees: LIST (default 1)");
   app->add_option("--pp", o->pp, "Pipeline stages: LIST (default 1)");
-  app->add_option("--dp-attention", o->grid.dp_attention,
-                  "Attention data-parallel replicas (default: ep/tp when ep > tp)");
+  app->add_option("--dp-attention", o->dp_attention,
+                  "Attention data-parallel replicas: LIST (default: ep/tp when ep > tp)");
   app->add_option("--gpus-per-node", o->grid.gpus_per_node,
                   "Devices per node (default: the device's devices_per_node)");
   app->add_option("--micro-batches", o->grid.micro_batches, "Pipeline micro-batches (default: pp)");

@@ -67,36 +67,46 @@ struct StagePrediction {
   predict::StepPrediction prediction;
 };
 
-// The predictors of one Serving's stages (compiled once) and the steps they time. Each
-// stage's step at one binding is analyzed and predicted once per Timer (a ServingPredictor
-// asked for many points times the same steps again: the decode steps of neighbouring batches,
-// the floors of one sequence); the cache is locked, callers may share the predictor.
+// The predictors of one Serving's stages (compiled once) and the steps they time: from a
+// caller's StageSource where it says them, else by the full analysis of each step. Each
+// stage's step at one binding is analyzed and predicted once (a ServingPredictor asked for
+// many points times the same steps again: the decode steps of neighbouring batches, the floors
+// of one sequence); the cache is locked and, like the predictors, shared by a Timer's copies.
 class Timer {
  public:
   static Result<std::unique_ptr<Timer>> Make(const Serving& serving, const Engine& engine) {
     std::unique_ptr<Timer> t(new Timer(serving, engine));
+    auto predictors = std::make_shared<std::vector<std::unique_ptr<StepPredictor>>>();
     for (const StepGraph* g : serving.stages()) {
       auto p = StepPredictor::Compile(g->graph, serving.device(), *engine.profile);
       if (!p) return MakeError("option '--engine': " + p.error().message);
-      t->predictors_.push_back(std::move(*p));
+      predictors->push_back(std::move(*p));
     }
+    t->predictors_ = std::move(predictors);
     return t;
   }
 
   const Serving& serving() const { return serving_; }
-  const StepPredictor& predictor(size_t s) const { return *predictors_[s]; }
+  const StepPredictor& predictor(size_t s) const { return *(*predictors_)[s]; }
+  size_t stage_count() const { return predictors_->size(); }
+  void set_source(const StageSource* source) { source_ = source; }
 
   Result<StagePrediction> Stage(size_t s, const cost::Workload& b, bool decode) const {
+    if (source_ != nullptr) {
+      auto own = FromSource(s, b, decode);
+      if (!own) return std::unexpected(own.error());
+      if (*own) return std::move(**own);
+    }
     const StepKey key{s, decode, b.bindings};
     {
-      std::lock_guard lock(cache_mutex_);
-      if (auto it = stage_cache_.find(key); it != stage_cache_.end()) return it->second;
+      std::lock_guard lock(cache_->mutex);
+      if (auto it = cache_->stages.find(key); it != cache_->stages.end()) return it->second;
     }
     auto p = TimeStage(s, b, decode);
     if (!p) return p;
-    std::lock_guard lock(cache_mutex_);
-    if (stage_cache_.size() >= kCachedSteps) stage_cache_.clear();  // a sweep's many points
-    return stage_cache_.try_emplace(key, std::move(*p)).first->second;
+    std::lock_guard lock(cache_->mutex);
+    if (cache_->stages.size() >= kCachedSteps) cache_->stages.clear();  // a sweep's many points
+    return cache_->stages.try_emplace(key, std::move(*p)).first->second;
   }
 
   Result<StagePrediction> TimeStage(size_t s, const cost::Workload& b, bool decode) const {
@@ -105,7 +115,7 @@ class Timer {
     // Decode steps replay CUDA graphs where the engine captures them; steps with prompt tokens
     // run kernels long enough to hide their launches.
     const predict::StepOptions options{decode ? engine_.profile->defaults.cuda_graphs : true, true};
-    auto p = predictors_[s]->Predict(step->ledger, step->analysis, options);
+    auto p = predictor(s).Predict(step->ledger, step->analysis, options);
     if (!p) return std::unexpected(p.error());
     return StagePrediction{std::move(*p)};
   }
@@ -124,7 +134,7 @@ class Timer {
   // Every stage at one binding (the device's share of `batch` sequences).
   Result<double> Step(int64_t batch, const cost::Workload& b, bool decode) const {
     std::vector<double> stage_s;
-    for (size_t s = 0; s < predictors_.size(); ++s) {
+    for (size_t s = 0; s < stage_count(); ++s) {
       auto p = Stage(s, b, decode);
       if (!p) return std::unexpected(p.error());
       stage_s.push_back(p->prediction.step_time_s);
@@ -137,20 +147,20 @@ class Timer {
   Result<double> Floor(const cost::Workload& b) const {
     const StepKey key{0, false, b.bindings};
     {
-      std::lock_guard lock(cache_mutex_);
-      if (auto it = floor_cache_.find(key); it != floor_cache_.end()) return it->second;
+      std::lock_guard lock(cache_->mutex);
+      if (auto it = cache_->floors.find(key); it != cache_->floors.end()) return it->second;
     }
     double floor_s = 0;
-    for (size_t s = 0; s < predictors_.size(); ++s) {
+    for (size_t s = 0; s < stage_count(); ++s) {
       auto step = AnalyzeStep(serving_.stage(s), b, serving_.device());
       if (!step) return std::unexpected(step.error());
       LowerMemoryFloor(BestCaseKvSavedBytes(serving_.stage(s).graph, step->ledger),
                        serving_.device(), step->analysis.totals);
       floor_s += step->analysis.totals.fused_floor_s;
     }
-    std::lock_guard lock(cache_mutex_);
-    if (floor_cache_.size() >= kCachedSteps) floor_cache_.clear();
-    floor_cache_.try_emplace(key, floor_s);
+    std::lock_guard lock(cache_->mutex);
+    if (cache_->floors.size() >= kCachedSteps) cache_->floors.clear();
+    cache_->floors.try_emplace(key, floor_s);
     return floor_s;
   }
 
@@ -160,17 +170,41 @@ class Timer {
   // At most this many steps kept (each holds its nodes' times): a sweep of many distinct
   // points starts over rather than grow without bound.
   static constexpr size_t kCachedSteps = 1024;
+  struct Cache {
+    std::mutex mutex;
+    std::map<StepKey, StagePrediction> stages;
+    std::map<StepKey, double> floors;
+  };
 
   Timer(const Serving& serving, const Engine& engine)
       : serving_(serving), engine_(engine), fit_(serving.Fit(1, 0.9)) {}
 
+  // Stage s's step at b from the source (nullopt: it does not say).
+  Result<std::optional<StagePrediction>> FromSource(size_t s, const cost::Workload& b,
+                                                    bool decode) const {
+    int64_t rows = 0, seqs = 0, ctx = 0;
+    for (const auto& [name, value] : b.bindings) {
+      if (name == import::hf::kTokensSymbol) rows = value;
+      if (name == import::hf::kSeqsSymbol) seqs = value;
+      if (name == import::hf::kContextSymbol) ctx = value;
+    }
+    auto step = (*source_)(s, rows, seqs, ctx, decode);
+    if (!step) return std::unexpected(step.error());
+    if (!*step) return std::nullopt;
+    StagePrediction out;
+    out.prediction.node_time_s = std::move((*step)->node_time_s);
+    out.prediction.overhead_s = (*step)->overhead_s;
+    out.prediction.step_time_s = (*step)->step_time_s;
+    out.prediction.kernels_s = (*step)->step_time_s - (*step)->overhead_s;
+    return out;
+  }
+
   const Serving& serving_;
   Engine engine_;
   Serving::MemoryFit fit_;
-  std::vector<std::unique_ptr<StepPredictor>> predictors_;
-  mutable std::mutex cache_mutex_;
-  mutable std::map<StepKey, StagePrediction> stage_cache_;
-  mutable std::map<StepKey, double> floor_cache_;
+  std::shared_ptr<const std::vector<std::unique_ptr<StepPredictor>>> predictors_;
+  const StageSource* source_ = nullptr;
+  std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
 };
 
 // The first error a clock met (its functions return numbers).
@@ -351,7 +385,7 @@ void AddNote(std::vector<std::string>& notes, const std::string& note) {
 // stage, the stages' times through ServingFigures, the dominant classes.
 Result<void> PredictStaticStep(const Timer& timer, const Workload& w,
                                std::optional<size_t> node_stage, const Engine& engine,
-                               Predicted& out) {
+                               bool floors, Predicted& out) {
   const Serving& serving = timer.serving();
   const BatchSplit split = serving.deployment().Split(w.batch);
   const bool prefill = w.phase == Phase::kPrefill;
@@ -376,6 +410,7 @@ Result<void> PredictStaticStep(const Timer& timer, const Workload& w,
   out.tokens_per_s = f.tokens_per_s;
   if (prefill) {
     out.ttft_s = f.ttft_s;
+    if (!floors) return {};
     auto floor = timer.Floor(b);
     if (!floor) return std::unexpected(floor.error());
     out.ttft_floor_s = *floor;
@@ -578,7 +613,7 @@ Result<Predicted> ServingPredictor::Predict(const Workload& workload, const Serv
   out.why = engine.why;
   out.basis = engine.profile->transparent ? "transparent" : engine.entry->basis;
   out.version = engine.profile->version;
-  if (auto ok = PredictStaticStep(timer, workload, node_stage, engine, out); !ok) {
+  if (auto ok = PredictStaticStep(timer, workload, node_stage, engine, true, out); !ok) {
     return std::unexpected(ok.error());
   }
   if (workload.gen_len) {
@@ -602,6 +637,45 @@ Result<Predicted> ServingPredictor::PredictRequestFigures(const Workload& worklo
     return std::unexpected(ok.error());
   }
   return out;
+}
+
+
+Result<Predicted> ServingPredictor::PredictFigures(const Workload& workload,
+                                                   const ServingModes& modes,
+                                                   const StageSource& source) const {
+  const Engine& engine = state_->engine;
+  Timer timer = *state_->timer;  // shares the predictors; this call's source only
+  timer.set_source(&source);
+  Predicted out;
+  out.engine = engine.profile->engine;
+  if (auto ok = PredictStaticStep(timer, workload, std::nullopt, engine, false, out); !ok) {
+    return std::unexpected(ok.error());
+  }
+  if (workload.gen_len) {
+    if (auto ok = PredictRequest(timer, workload, engine, modes, state_->degrees, false, out);
+        !ok) {
+      return std::unexpected(ok.error());
+    }
+  }
+  return out;
+}
+
+StageNodeTimer ServingPredictor::NodeTimer(size_t stage) const {
+  return StageNodeTimer(state_->timer->predictor(stage), *state_->engine.profile);
+}
+
+double StageNodeTimer::NodeTime(size_t node, const cost::NodeCost& cost, const expr::Bindings& b,
+                                const roofline::NodeTime& roof) const {
+  const predict::KernelInput in = predictor_->Describe(node, cost, b);
+  if (in.bytes == 0 && in.flops == 0 && in.bytes_link == 0) return 0;
+  return predictor_->TimeOf(node, in, roof);
+}
+
+bool StageNodeTimer::LaunchesKernel(size_t node) const { return !predictor_->Fused(node); }
+
+double StageNodeTimer::Overhead(uint64_t kernels, bool decode) const {
+  // As Timer::Stage asks: CUDA graphs for decode where the engine captures them.
+  return predictor_->Overhead(kernels, {decode ? profile_->defaults.cuda_graphs : true, true});
 }
 
 Result<Predicted> PredictServing(const Serving& serving, const Workload& workload,

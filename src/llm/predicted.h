@@ -9,15 +9,23 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cost/ledger.h"
 #include "llm/dynamics.h"
 #include "llm/serving.h"
+#include "roofline/roofline.h"
 #include "support/error.h"
+
+namespace opscope::predict {
+class StepPredictor;
+struct EngineProfile;
+}  // namespace opscope::predict
 
 namespace opscope::llm {
 
@@ -104,6 +112,42 @@ struct Predicted {
   std::vector<std::string> notes;   // what the prediction assumes or substituted
 };
 
+// One stage's engine timing node by node, for callers that cost a stage's nodes themselves (a
+// sweep's compiled plans): given a node's ledger entry at a point, its bindings and its
+// roofline time, the same time Predict gives that node from the full analysis.
+class StageNodeTimer {
+ public:
+  StageNodeTimer(const predict::StepPredictor& predictor, const predict::EngineProfile& profile)
+      : predictor_(&predictor), profile_(&profile) {}
+  // Node i's predicted time (0 when it moves no bytes, FLOPs or link bytes).
+  double NodeTime(size_t node, const cost::NodeCost& cost, const expr::Bindings& b,
+                  const roofline::NodeTime& roof) const;
+  // Whether node i, taking time, launches a kernel of its own (not fused into a neighbour).
+  bool LaunchesKernel(size_t node) const;
+  // The step's fixed costs beside `kernels` launched kernels; `decode`: a decode step (CUDA
+  // graphs where the engine captures them), else a step with prompt tokens.
+  double Overhead(uint64_t kernels, bool decode) const;
+  // Two timers with the same identity time every node alike (the same compiled predictor).
+  const void* identity() const { return predictor_; }
+
+ private:
+  const predict::StepPredictor* predictor_;
+  const predict::EngineProfile* profile_;
+};
+
+// One stage's predicted step at one binding: what the engine gives each node of the stage's
+// graph, and the step (Σ node times in graph order + the fixed costs).
+struct StageStep {
+  std::vector<double> node_time_s;  // parallel to the stage graph's nodes
+  double overhead_s = 0, step_time_s = 0;
+};
+// A caller's own source of stage steps (a sweep's compiled plans): stage `stage`'s step at
+// `rows` token rows of `seqs` sequences after `ctx` cached tokens, equal to the engine's
+// prediction of that step's full analysis; nullopt where it cannot say (the predictor then
+// runs the full analysis).
+using StageSource = std::function<Result<std::optional<StageStep>>(
+    size_t stage, int64_t rows, int64_t seqs, int64_t ctx, bool decode)>;
+
 // THE prediction entry point for callers that predict many points (a sweep, a planner): one
 // deployment (`serving`, deployed with `degrees`) with one engine — the engine's profile
 // resolved for the device and every stage's StepPredictor compiled once — then Predict per
@@ -133,6 +177,14 @@ class ServingPredictor {
   Result<Predicted> PredictRequestFigures(const Workload& workload,
                                           const ServingModes& modes = {}) const;
   const std::string& engine() const;  // the profile's id
+
+  // The figures alone (step_time_s, tokens_per_s, ttft_s, tpot_s, e2e_s, dynamics — no
+  // floors, node times, notes or error figures: a sweep's row), the steps of this deployment
+  // from `source` where it says them. Equal to Predict's figures.
+  Result<Predicted> PredictFigures(const Workload& workload, const ServingModes& modes,
+                                   const StageSource& source) const;
+  // Stage s's node timer (valid while the predictor lives).
+  StageNodeTimer NodeTimer(size_t stage) const;
 
   ServingPredictor(ServingPredictor&&) noexcept;
   ServingPredictor& operator=(ServingPredictor&&) noexcept;

@@ -195,7 +195,7 @@ PYBIND11_MODULE(_opscope, m) {
         r.state_dtype = std::move(state_dtype);
         r.mem_util = mem_util;
         r.gen_len = gen_len;
-        r.dp_attention = dp_attention;
+        if (dp_attention) r.dp_attentions = {*dp_attention};
         r.gpus_per_node = gpus_per_node;
         r.micro_batches = micro_batches;
         return Sweep(r);

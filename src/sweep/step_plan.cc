@@ -131,6 +131,12 @@ Result<void> StepPlan::Build() {
     order_[i] = static_cast<uint32_t>(distinct_.size());
     distinct_.push_back(std::move(d));
   }
+  for (const auto& [sym, value] : graph_.dims) bindings_.Set(sym, value);
+  n_ = graph_.symbols.Find("n");
+  seqs_ = graph_.symbols.Find("seqs");
+  ctx_ = graph_.symbols.Find("ctx");
+  predicted_s_.assign(distinct_.size(), 0);
+  predicted_key_.assign(distinct_.size(), {});
   stats_.nodes = count;
   stats_.distinct = distinct_.size();
   for (const Distinct& d : distinct_) (d.closed ? stats_.closed_form : stats_.rule_per_point)++;
@@ -158,9 +164,89 @@ Result<std::optional<StepPlan::RuleNumbers>> StepPlan::RuleCost(Distinct& d, con
   auto r = d.rule->Eval(p);
   if (!r) return std::unexpected(r.error());
   if (!r->costed || r->mma_class != d.mma_class) return std::nullopt;
-  const RuleNumbers v{r->bytes(), r->flops, r->bytes_link};
+  const RuleNumbers v{r->bytes(), r->flops, r->bytes_link, r->note};
   if (memo && d.memo.size() < 65536) d.memo.emplace(key, v);
   return v;
+}
+
+Result<std::optional<cost::NodeCost>> StepPlan::EntryAt(Distinct& d, const Point& p) {
+  cost::NodeCost c;
+  c.costed = true;
+  c.mma_class = d.mma_class;
+  c.collective = d.collective;
+  if (d.closed) {
+    const NewtonBasis s(p.seqs), t(p.n / p.seqs), x(p.ctx);
+    const Int128 bytes = d.bytes.Eval(s, t, x), flops = d.flops.Eval(s, t, x);
+    constexpr Int128 kMax = Int128(INT64_MAX);
+    if (bytes >= 0 && bytes <= kMax && flops >= 0 && flops <= kMax) {
+      c.bytes_read = static_cast<uint64_t>(bytes);
+      c.flops = static_cast<uint64_t>(flops);
+      return c;
+    }
+  }
+  auto rule = RuleCost(d, p);
+  if (!rule) return std::unexpected(rule.error());
+  if (!*rule || (*rule)->bytes > uint64_t{INT64_MAX} || (*rule)->flops > uint64_t{INT64_MAX}) {
+    return std::nullopt;
+  }
+  c.bytes_read = (*rule)->bytes;
+  c.flops = (*rule)->flops;
+  c.bytes_link = (*rule)->link;
+  c.note = (*rule)->note;
+  return c;
+}
+
+Result<bool> StepPlan::PredictStep(const Point& p, const device::Device& device,
+                                   const llm::StageNodeTimer& timer, bool decode,
+                                   bool node_times, llm::StageStep& out) {
+  if (!(p.seqs > 0 && p.n >= 0 && p.n % p.seqs == 0)) return false;
+  if (n_) bindings_.Set(*n_, p.n);
+  if (seqs_) bindings_.Set(*seqs_, p.seqs);
+  if (ctx_) bindings_.Set(*ctx_, p.ctx);
+  for (size_t k = 0; k < distinct_.size(); ++k) {
+    Distinct& d = distinct_[k];
+    const PredictedKey key{timer.identity(), &device, p.n, p.seqs};
+    if (!d.uses_ctx && predicted_key_[k] == key) continue;  // costed and timed at (n, seqs)
+    predicted_key_[k] = {};
+    auto entry = EntryAt(d, p);
+    if (!entry) return std::unexpected(entry.error());
+    if (!*entry) return false;
+    const cost::NodeCost& c = **entry;
+    // The roofline's time of the node, as roofline::Estimate computes it (TimeBlock's).
+    const std::optional<double> peak_flops_per_s = roofline::NodePeak(device, d.mma_class);
+    if (c.flops > 0 && d.mma_class != format::MmaClass::kNone && !peak_flops_per_s) {
+      return false;  // the full analysis names node and class
+    }
+    std::optional<double> link_s;
+    if (d.collective) {
+      auto t = roofline::CollectiveTime(graph_.nodes[d.node], c.bytes_link, device);
+      if (!t) return std::unexpected(t.error());
+      link_s = *t;
+    }
+    const roofline::NodeTime roof =
+        link_s ? roofline::TimeNode(static_cast<double>(c.bytes()), static_cast<double>(c.flops),
+                                    peak_flops_per_s, device.dram_bytes_per_s, *link_s)
+               : roofline::TimeNode(static_cast<double>(c.bytes()), static_cast<double>(c.flops),
+                                    peak_flops_per_s, device.dram_bytes_per_s);
+    predicted_s_[k] = timer.NodeTime(d.node, c, bindings_, roof);
+    if (!d.uses_ctx) predicted_key_[k] = key;
+  }
+  // As the predictor sums them: graph order, a cost twin at its (earlier) twin's time.
+  if (node_times) out.node_time_s.resize(order_.size());
+  double kernels_s = 0;
+  uint64_t kernels = 0;
+  for (size_t i = 0; i < order_.size(); ++i) {
+    const int32_t twin = graph_.nodes[i].cost_twin;
+    const double t = twin >= 0 && static_cast<size_t>(twin) < i
+                         ? predicted_s_[order_[static_cast<size_t>(twin)]]
+                         : predicted_s_[order_[i]];
+    if (node_times) out.node_time_s[i] = t;
+    if (t > 0 && timer.LaunchesKernel(i)) ++kernels;
+    kernels_s += t;
+  }
+  out.overhead_s = timer.Overhead(kernels, decode);
+  out.step_time_s = kernels_s + out.overhead_s;
+  return true;
 }
 
 Result<std::optional<StepTiming>> StepPlan::Time(const Point& p, const device::Device& device) {

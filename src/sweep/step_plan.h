@@ -31,6 +31,7 @@
 #include "device/device.h"
 #include "format/mma_class.h"
 #include "ir/graph.h"
+#include "llm/predicted.h"
 #include "roofline/roofline.h"
 #include "support/error.h"
 #include "sweep/newton_form.h"
@@ -70,11 +71,23 @@ class StepPlan {
   Result<void> TimeBlock(std::span<const Point> points, const device::Device& device,
                          std::span<std::optional<StepTiming>> out);
 
+  // An engine's predicted step at `p` (`timer`: the stage's, from llm::ServingPredictor), equal
+  // to its prediction of the full analysis (predict::StepPredictor::Predict): each distinct
+  // node's ledger entry as Time takes it (closed form or rule), its roofline time, then the
+  // engine's time of it (StageNodeTimer::NodeTime); node times in graph order, a cost twin at
+  // its twin's time; the fixed costs once. Fills out.step_time_s and out.overhead_s, and
+  // out.node_time_s with every node's time when `node_times`. False where Time gives the
+  // point up.
+  Result<bool> PredictStep(const Point& p, const device::Device& device,
+                           const llm::StageNodeTimer& timer, bool decode, bool node_times,
+                           llm::StageStep& out);
+
   const PlanStats& stats() const { return stats_; }
 
  private:
   struct RuleNumbers {
     uint64_t bytes = 0, flops = 0, link = 0;  // bytes moved, FLOPs, link bytes (collectives)
+    cost::Note note = cost::Note::kNone;       // MLA: the form the rule chose
   };
   struct Distinct {
     size_t node;  // the representative graph node
@@ -92,11 +105,14 @@ class StepPlan {
     Int128 fold_bytes[3] = {0, 0, 0}, fold_flops[3] = {0, 0, 0};
   };
 
-  explicit StepPlan(const ir::Graph& graph) : graph_(graph) {}
+  explicit StepPlan(const ir::Graph& graph) : graph_(graph), bindings_(graph.symbols) {}
   Result<void> Build();
   // Bytes and FLOPs of distinct node d at p by its rule (memoized when it ignores ctx);
   // nullopt when not costed there.
   Result<std::optional<RuleNumbers>> RuleCost(Distinct& d, const Point& p);
+  // Distinct node d's ledger entry at p (closed form or rule); nullopt when not costed there
+  // or past 2^63, as TimeBlock gives it up.
+  Result<std::optional<cost::NodeCost>> EntryAt(Distinct& d, const Point& p);
 
   const ir::Graph& graph_;
   std::vector<Distinct> distinct_;
@@ -107,6 +123,19 @@ class StepPlan {
   // A block-constant node's is_memory_/is_compute_ hold lane 0 only; its time_s_ every lane.
   std::vector<double> time_s_, is_memory_, is_compute_;
   std::vector<uint8_t> constant_;  // per distinct entry: constant over the current block
+  // PredictStep's: the graph's dims and the point; each distinct entry's engine time.
+  expr::Bindings bindings_;
+  std::optional<expr::SymbolId> n_, seqs_, ctx_;
+  std::vector<double> predicted_s_;
+  // Per distinct entry: the (timer, device, n, seqs) its predicted_s_ holds when it ignores
+  // ctx (a decode sweep over contexts then times only attention per point).
+  struct PredictedKey {
+    const void* timer = nullptr;
+    const device::Device* device = nullptr;
+    int64_t n = -1, seqs = -1;
+    bool operator==(const PredictedKey&) const = default;
+  };
+  std::vector<PredictedKey> predicted_key_;
 };
 
 }  // namespace opscope::sweep

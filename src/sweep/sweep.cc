@@ -90,22 +90,23 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
   if (auto ok = llm::CheckWorkload(PointWorkload(g, *batch_max, *context_max)); !ok) return ok;
   for (const auto& [option, values] :
        {std::pair<const char*, const std::vector<int64_t>*>{"--tp", &g.tps}, {"--ep", &g.eps},
-        {"--pp", &g.pps}}) {
+        {"--pp", &g.pps}, {"--dp-attention", &g.dp_attentions}}) {
     for (int64_t v : *values) {
       if (auto ok = llm::CheckDegree(option, v); !ok) return ok;
     }
   }
   for (const auto& [option, value] :
-       {std::pair<const char*, std::optional<int64_t>>{"--dp-attention", g.dp_attention},
-        {"--gpus-per-node", g.gpus_per_node}, {"--micro-batches", g.micro_batches}}) {
+       {std::pair<const char*, std::optional<int64_t>>{"--gpus-per-node", g.gpus_per_node},
+        {"--micro-batches", g.micro_batches}}) {
     if (!value) continue;
     if (auto ok = llm::CheckDegree(option, *value); !ok) return ok;
   }
   const uint64_t points = static_cast<uint64_t>(g.batches.size()) * g.contexts.size() * devices *
-                          g.weights.size() * Axis(g.tps) * Axis(g.eps) * Axis(g.pps);
+                          g.weights.size() * Axis(g.tps) * Axis(g.eps) * Axis(g.pps) *
+                          Axis(g.dp_attentions);
   if (points > kMaxPoints) {
     return MakeError("options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
-                     "'--pp': " +
+                     "'--pp', '--dp-attention': " +
                      std::to_string(points) + " points is more than " +
                      std::to_string(kMaxPoints) + " per sweep");
   }
@@ -139,8 +140,12 @@ class GridRunner {
                                             : std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
     const size_t workers = spec_.gen_len ? 1 : std::max<size_t>(1, std::min({cores, tiles,
                                batches * contexts / kPointsPerWorker}));
-    // Every worker costs on plans of its own.
+    // Every worker costs on plans of its own; with --engine, each stage's node timer.
     plans_.resize(serving_.stage_count());
+    timers_.clear();
+    for (size_t s = 0; predictor_ && s < plans_.size(); ++s) {
+      timers_.push_back(predictor_->NodeTimer(s));
+    }
     for (size_t s = 0; s < plans_.size(); ++s) {
       while (plans_[s].size() < workers) {
         auto plan = StepPlan::Compile(serving_.stage(s).graph);
@@ -195,6 +200,7 @@ class GridRunner {
     std::vector<double> stage_s;  // the stage times of one point
     llm::Workload workload;       // of one point (batch and context vary)
     llm::Figures figures;         // of one point
+    llm::StageStep step;          // a predicted stage step (--engine)
     uint64_t by_plan = 0, by_full_analysis = 0;
     Result<void> status;
   };
@@ -231,7 +237,8 @@ class GridRunner {
             row.recipe = ids_.recipe;
             row.deployment = ids_.deployment;
             if (predictor_) {
-              auto ok = Predict(batch, context, rep_.predicted[base_ + (b0 + i) * contexts + c0 + j]);
+              auto ok = Predict(wk, w, batch, context, c0 + j,
+                                rep_.predicted[base_ + (b0 + i) * contexts + c0 + j]);
               if (!ok) return ok;
             }
             if (tick) tick(1);
@@ -242,9 +249,28 @@ class GridRunner {
     return {};
   }
 
-  // The engine's prediction of one point (--engine).
-  Result<void> Predict(int64_t batch, int64_t context, PredictedRow& out) const {
-    auto p = predictor_->Predict(PointWorkload(spec_, batch, context));
+  // The engine's prediction of one point (--engine) with worker w's plans: the point's stage
+  // steps timed by the engine inside the plans (StepPlan::PredictStep) — the static step
+  // straight into ServingFigures, a whole request (--gen-len) through the predictor's serving
+  // dynamics with the plans as its step source — as llm.predicted has them. A point some plan
+  // gives up takes the predictor's full analysis.
+  Result<void> Predict(Worker& wk, size_t w, int64_t batch, int64_t context, size_t c,
+                       PredictedRow& out) {
+    if (!spec_.gen_len) {
+      auto own = PredictStatic(wk, w, batch, context, c, out);
+      if (!own) return std::unexpected(own.error());
+      if (*own) return {};
+    }
+    const llm::StageSource source = [&](size_t s, int64_t rows, int64_t seqs, int64_t ctx,
+                                        bool decode) -> Result<std::optional<llm::StageStep>> {
+      llm::StageStep step;
+      auto ok = plans_[s][w]->PredictStep(Point{rows, seqs, ctx}, serving_.device(), timers_[s],
+                                          decode, true, step);
+      if (!ok) return std::unexpected(ok.error());
+      if (!*ok) return std::nullopt;
+      return step;
+    };
+    auto p = predictor_->PredictFigures(PointWorkload(spec_, batch, context), {}, source);
     if (!p) return std::unexpected(p.error());
     out.step_time_s = p->step_time_s;
     out.tokens_per_s = p->tokens_per_s;
@@ -252,6 +278,33 @@ class GridRunner {
     if (!p->tpot_s && spec_.phase == llm::Phase::kDecode) out.tpot_s = p->step_time_s;
     out.ttft_s = p->ttft_s;
     return {};
+  }
+
+  // The static step of a point predicted from the plans (as llm.predicted's step: the stages'
+  // predicted steps through ServingFigures); false when some plan gives it up.
+  Result<bool> PredictStatic(Worker& wk, size_t w, int64_t batch, int64_t context, size_t c,
+                             PredictedRow& out) {
+    const bool prefill = spec_.phase == llm::Phase::kPrefill;
+    const int64_t seqs = serving_.deployment().Split(batch).seqs;
+    const Point p = prefill ? Point{seqs * context, seqs, 0} : Point{seqs, seqs, context};
+    wk.stage_s.resize(plans_.size());
+    for (size_t s = 0; s < plans_.size(); ++s) {
+      auto ok = plans_[s][w]->PredictStep(p, serving_.device(), timers_[s], !prefill, false,
+                                          wk.step);
+      if (!ok) return std::unexpected(ok.error());
+      if (!*ok) return false;
+      wk.stage_s[s] = wk.step.step_time_s;
+    }
+    llm::StageTimes times;
+    times.step_s = wk.stage_s;
+    wk.workload.batch = batch;
+    wk.workload.context = context;
+    llm::ServingFigures(serving_, wk.workload, times, wk.figures, &fits_[c]);
+    out.step_time_s = wk.figures.step_time_s;
+    out.tokens_per_s = wk.figures.tokens_per_s;
+    out.tpot_s = prefill ? std::nullopt : std::optional<double>(wk.figures.step_time_s);
+    CopyOptional(prefill ? wk.figures.ttft_s : std::nullopt, out.ttft_s);
+    return true;
   }
 
   // Costs the tile batches[b0, b0 + nb) × contexts[c0, c0 + nc) on every stage (worker w's
@@ -317,6 +370,7 @@ class GridRunner {
   const llm::ServingPredictor* predictor_;
   std::vector<std::vector<std::unique_ptr<StepPlan>>> plans_;  // [stage][worker]
   std::vector<llm::Serving::MemoryFit> fits_;                  // per context of the grid
+  std::vector<llm::StageNodeTimer> timers_;                    // per stage, with --engine
   Layout layout_;
   Ids ids_;
   size_t base_ = 0;  // the grid's first row in the result
@@ -324,7 +378,8 @@ class GridRunner {
 
 std::string DegreesLabel(const llm::Degrees& g) {
   return "tp " + std::to_string(g.tp) + ", ep " + std::to_string(g.ep) + ", pp " +
-         std::to_string(g.pp);
+         std::to_string(g.pp) +
+         (g.dp_attention ? ", dp-attention " + std::to_string(*g.dp_attention) : "");
 }
 
 // The sweep of one grid whose options CheckGrid has passed.
@@ -336,7 +391,8 @@ class Sweeper {
     rep_.model = spec_.model->name;
     rep_.phase = spec_.phase;
     for (const device::Device& d : spec_.devices) rep_.devices.push_back(d.name);
-    const uint64_t grid = Axis(spec_.tps) * Axis(spec_.eps) * Axis(spec_.pps);
+    const uint64_t grid =
+        Axis(spec_.tps) * Axis(spec_.eps) * Axis(spec_.pps) * Axis(spec_.dp_attentions);
     per_deployment_ = static_cast<uint64_t>(spec_.batches.size()) * spec_.contexts.size();
     total_ = static_cast<uint64_t>(spec_.weights.size()) * spec_.devices.size() * grid *
              per_deployment_;
@@ -372,15 +428,20 @@ class Sweeper {
     rep_.recipes.push_back(labels.weights + "/" + labels.activations + "/" + labels.kv);
     AddUnique(rep_.assumptions, (*build)->whole->graph.assumptions);
     const std::vector<int64_t> one{1};
+    // dp-attention: llm's default (nullopt) unless the axis is given.
+    std::vector<std::optional<int64_t>> dps(spec_.dp_attentions.begin(), spec_.dp_attentions.end());
+    if (dps.empty()) dps.emplace_back(std::nullopt);
     for (size_t d = 0; d < spec_.devices.size(); ++d) {
       bool first_of_device = true;
       for (int64_t tp : spec_.tps.empty() ? one : spec_.tps) {
         for (int64_t ep : spec_.eps.empty() ? one : spec_.eps) {
           for (int64_t pp : spec_.pps.empty() ? one : spec_.pps) {
-            const llm::Degrees degrees{tp, ep, pp, spec_.dp_attention, spec_.gpus_per_node,
-                                       spec_.micro_batches};
-            auto ok = RunDeployment(*build, degrees, d, recipe, first_of_device);
-            if (!ok) return ok;
+            for (const std::optional<int64_t>& dp : dps) {
+              const llm::Degrees degrees{tp, ep, pp, dp, spec_.gpus_per_node,
+                                         spec_.micro_batches};
+              auto ok = RunDeployment(*build, degrees, d, recipe, first_of_device);
+              if (!ok) return ok;
+            }
           }
         }
       }

@@ -77,7 +77,10 @@ struct SweepResult {
 
 // ---- What to sweep ------------------------------------------------------------------------
 
-// The grid's axes and the options every point shares (as `opscope llm` takes them).
+// The grid's axes and the options every point shares (as `opscope llm` takes them). The
+// serving axes `opscope plan` searches are these: its isl is `contexts` (a prefill's prompt, or
+// the request's prompt with gen_len), its osl `gen_len`, its batch (sequences of one replica,
+// `opscope llm --batch`) `batches`, its split tps × eps × pps × dp_attentions.
 struct Grid {
   llm::Phase phase = llm::Phase::kDecode;
   std::vector<int64_t> batches;
@@ -89,9 +92,10 @@ struct Grid {
   // --engine: predict every point with this engine's profile (llm::ServingPredictor; one per
   // deployment) beside its roofline figures.
   std::optional<std::string> engine;
-  // Parallel degrees (empty: 1), swept as axes; the rest as `opscope llm` takes them.
-  std::vector<int64_t> tps, eps, pps;
-  std::optional<int64_t> dp_attention, gpus_per_node, micro_batches;
+  // Parallel degrees (empty: 1; dp_attentions empty: llm's default, ep/tp when ep > tp), swept
+  // as axes; the rest as `opscope llm` takes them.
+  std::vector<int64_t> tps, eps, pps, dp_attentions;
+  std::optional<int64_t> gpus_per_node, micro_batches;
   // Threads that cost a large grid (0: the machine's cores, at most 8); the rows are the same
   // for any count.
   unsigned threads = 0;
