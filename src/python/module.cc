@@ -177,7 +177,7 @@ PYBIND11_MODULE(_opscope, m) {
          std::optional<std::string> kv_dtype, std::optional<std::string> state_dtype,
          std::optional<int64_t> gen_len, double mem_util, std::optional<int64_t> dp_attention,
          std::optional<int64_t> gpus_per_node, std::optional<int64_t> micro_batches,
-         std::optional<std::string> model_type) {
+         std::optional<std::string> model_type, std::optional<std::string> engine) {
         opscope::sweep::SweepRequest r;
         r.model = std::move(model);
         r.parse.model_type = std::move(model_type);
@@ -198,13 +198,14 @@ PYBIND11_MODULE(_opscope, m) {
         if (dp_attention) r.dp_attentions = {*dp_attention};
         r.gpus_per_node = gpus_per_node;
         r.micro_batches = micro_batches;
+        r.engine = std::move(engine);
         return Sweep(r);
       },
       py::kw_only(), py::arg("model"), py::arg("batch"), py::arg("context"), py::arg("device"),
       py::arg("weights"), py::arg("phase"), py::arg("tp"), py::arg("ep"), py::arg("pp"),
       py::arg("activations"), py::arg("kv_dtype"), py::arg("state_dtype"), py::arg("gen_len"),
       py::arg("mem_util"), py::arg("dp_attention"), py::arg("gpus_per_node"),
-      py::arg("micro_batches"), py::arg("model_type"));
+      py::arg("micro_batches"), py::arg("model_type"), py::arg("engine"));
 
   m.def(
       "plan",

@@ -181,6 +181,13 @@ py::dict PointColumns(const sweep::SweepResult& rep, const std::vector<sweep::Sw
   c.AddLabels("bound", {"memory", "compute"}, [&](size_t i) { return rows[i].compute_bound ? 1 : 0; });
   c.Add<int64_t>("max_batch", [&](size_t i) { return rows[i].max_batch; });
   c.Add<bool>("fits", [&](size_t i) { return rows[i].fits; });
+  if (!rep.predicted.empty()) {  // engine=: the CSV's predicted_* columns (llm.predicted)
+    const std::vector<sweep::PredictedRow>& q = rep.predicted;
+    c.Add<double>("predicted_step_time_s", [&](size_t i) { return q[i].step_time_s; });
+    c.Add<double>("predicted_tokens_per_s", [&](size_t i) { return q[i].tokens_per_s; });
+    c.AddOptional("predicted_tpot_s", [&](size_t i) { return q[i].tpot_s; });
+    c.AddOptional("predicted_ttft_s", [&](size_t i) { return q[i].ttft_s; });
+  }
   return c.Finish();
 }
 

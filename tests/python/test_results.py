@@ -92,6 +92,19 @@ def test_prefill_sweep_with_whole_requests_equals_the_cli():
     assert sweep_as_json(result) == cli_json("sweep", "llm", *args)
 
 
+def test_predicted_sweep_equals_the_cli():
+    # The JSON's per-point "predicted" object is the DataFrame's predicted_* columns.
+    args = ["llama-3.1-8b", "--batch", "1,16", "--context", "512,4096", "--engine", "sglang",
+            "--gen-len", "32"]
+    points = opscope.sweep("llama-3.1-8b", batch=[1, 16], context=[512, 4096], engine="sglang",
+                           gen_len=32)["points"]
+    expected = cli_json("sweep", "llm", *args)["points"]
+    assert len(points) == len(expected)
+    for (_, row), want in zip(points.iterrows(), expected):
+        for field in ("step_time_s", "tokens_per_s", "tpot_s", "ttft_s"):
+            assert row["predicted_" + field] == want["predicted"][field], field
+
+
 def test_sweep_rows_equal_llm():
     points = opscope.sweep("llama-3.1-8b", batch=[1, 16], context=[512, 8192])["points"]
     for _, row in points.iterrows():

@@ -180,7 +180,7 @@ def _names(value):
 def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode", *, tp=None,
           ep=None, pp=None, activations=None, kv_dtype=None, state_dtype=None, gen_len=None,
           mem_util=0.9, dp_attention=None, gpus_per_node=None, micro_batches=None,
-          model_type=None):
+          model_type=None, engine=None):
     """``llm`` over a grid, one row per point: ``opscope sweep llm MODEL --format json``.
 
     batch, context: ints, lists or ranges of ints, or the command line's LIST text
@@ -190,6 +190,9 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
                     the model's own).
     tp, ep, pp:     parallel degrees as lists (deployments the model or device cannot take
                     are skipped and listed in "skipped").
+    engine:         also predict every point with this engine's profile (as llm()'s engine):
+                    adds the columns predicted_step_time_s, predicted_tokens_per_s,
+                    predicted_tpot_s and predicted_ttft_s (the CSV's; llm.predicted's figures).
     The other options are llm()'s and apply to every point.
 
     Returns {"schema_version", "model", "phase", "points", "skipped", "assumptions"}, with
@@ -212,7 +215,7 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
         ep=None if ep is None else _list(ep), pp=None if pp is None else _list(pp),
         activations=activations, kv_dtype=kv_dtype, state_dtype=state_dtype, gen_len=gen_len,
         mem_util=mem_util, dp_attention=dp_attention, gpus_per_node=gpus_per_node,
-        micro_batches=micro_batches, model_type=model_type)
+        micro_batches=micro_batches, model_type=model_type, engine=_path(engine))
     result["points"] = _table(result["points"])
     return result
 

@@ -36,6 +36,12 @@ def llm(
     gpus_per_node: Optional[int] = None,
     micro_batches: Optional[int] = None,
     model_type: Optional[str] = None,
+    engine: Optional[Path] = None,
+    disagg: Optional[str] = None,
+    prefill_tp: Optional[int] = None,
+    decode_tp: Optional[int] = None,
+    speculative: Optional[str] = None,
+    acceptance: Optional[float] = None,
 ) -> Report: ...
 
 def analyze(
@@ -65,6 +71,7 @@ def sweep(
     gpus_per_node: Optional[int] = None,
     micro_batches: Optional[int] = None,
     model_type: Optional[str] = None,
+    engine: Optional[Path] = None,
 ) -> Report: ...
 
 def plan(
