@@ -189,18 +189,10 @@ std::optional<std::vector<Dim>> EvalElementwise(const std::vector<const Info*>& 
   }
   std::vector<std::vector<int64_t>> in_dims;
   for (const Info* in : ins) {
-    if (!in->value) return std::nullopt;
-    auto d = ConstDims(*in);
-    if (!d) return std::nullopt;
-    // The value must hold exactly its shape's elements (a malformed file can disagree), and
-    // the input must not have more dims than the output: the loop below indexes by both.
-    uint64_t elems = 1;
-    for (int64_t k : *d) {
-      auto p = k >= 0 ? CheckedMul(elems, static_cast<uint64_t>(k)) : std::nullopt;
-      if (!p) return std::nullopt;
-      elems = *p;
-    }
-    if (elems != in->value->size() || d->size() > od.size()) return std::nullopt;
+    // A value holding exactly its shape's elements, and no more dims than the output: the
+    // loop below indexes by both.
+    auto d = ValueDims(*in);
+    if (!d || d->size() > od.size()) return std::nullopt;
     const size_t lag = od.size() - d->size();
     for (size_t i = 0; i < d->size(); ++i) {
       if ((*d)[i] != 1 && (*d)[i] != od[lag + i]) return std::nullopt;  // not broadcastable
