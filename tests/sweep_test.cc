@@ -222,9 +222,9 @@ SweepSpec SweepOf(const llm::Model& model, std::initializer_list<const char*> de
   return s;
 }
 
-// What `opscope llm` computes for one row's point (llm::RunLlm, the command's one call).
-llm::Figures LlmAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
-                   const SweepRow& row, std::optional<int64_t> gen_len = std::nullopt) {
+// The `opscope llm` request of one row's point.
+llm::Request RequestAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
+                       const SweepRow& row, std::optional<int64_t> gen_len) {
   llm::Request r;
   r.model = model.name;
   r.recipe.weights = s.weights[row.recipe];
@@ -235,7 +235,13 @@ llm::Figures LlmAt(const llm::Model& model, const SweepSpec& s, const SweepResul
   r.workload.batch = row.batch;
   r.workload.context = row.context;
   r.workload.gen_len = gen_len;
-  auto run = llm::RunLlm(r);
+  return r;
+}
+
+// What `opscope llm` computes for one row's point (llm::RunLlm, the command's one call).
+llm::Figures LlmAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
+                   const SweepRow& row, std::optional<int64_t> gen_len = std::nullopt) {
+  auto run = llm::RunLlm(RequestAt(model, s, rep, row, gen_len));
   EXPECT_TRUE(run) << run.error().message;
   return run ? run->evaluation.figures : llm::Figures{};
 }
@@ -379,16 +385,7 @@ TEST(RunSweep, GenLenRunsTheFullRequest) {
 // the command's one call).
 llm::Predicted PredictedAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
                            const SweepRow& row) {
-  llm::Request r;
-  r.model = model.name;
-  r.recipe.weights = s.weights[row.recipe];
-  r.device = rep.devices[row.device];
-  const SweepDeployment& d = rep.deployments[row.deployment];
-  r.degrees = {d.tp, d.ep, d.pp, d.dp_attention, std::nullopt, std::nullopt};
-  r.workload.phase = s.phase;
-  r.workload.batch = row.batch;
-  r.workload.context = row.context;
-  r.workload.gen_len = s.gen_len;
+  const llm::Request r = RequestAt(model, s, rep, row, s.gen_len);
   llm::PredictOptions o;
   o.engine = s.engine;
   auto run = llm::RunLlmPredicted(r, o);
