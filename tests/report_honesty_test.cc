@@ -80,6 +80,22 @@ TEST(NodeGroups, IdenticalLayersBecomeOneRowWithTheirRangeAndSums) {
   EXPECT_EQ(groups[3].name, "conv4");
 }
 
+// A run of more than 9 digits is not a layer number (and reading one must not overflow: found by
+// fuzz_graph_json under UBSan with a 19-digit component); nodes named with it stay apart.
+TEST(NodeGroups, LongDigitRunsAreNotLayerNumbers) {
+  std::vector<report::NodeRow> rows;
+  rows.push_back(Row("layers.99999999999999999999999.up", 100, 1e-6));
+  rows.push_back(Row("layers.77777777777777777777777.up", 100, 1e-6));
+  rows.push_back(Row("layers.999999998.up", 100, 1e-6));  // 9 digits: a layer number
+  rows.push_back(Row("layers.999999999.up", 100, 1e-6));
+  const std::vector<report::NodeGroup> groups = report::GroupIdenticalNodes(rows);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].name, "layers.99999999999999999999999.up");
+  EXPECT_EQ(groups[1].name, "layers.77777777777777777777777.up");
+  EXPECT_EQ(groups[2].nodes.size(), 2u);
+  EXPECT_EQ(groups[2].name, "layers.999999998\u2013999999999.up");
+}
+
 TEST(NodeGroups, IndexRangesAsTheNameShowsThem) {
   EXPECT_EQ(report::IndexRanges(std::vector<int64_t>{3, 4, 5}), "3\u20135");
   EXPECT_EQ(report::IndexRanges(std::vector<int64_t>{0, 1, 2, 4, 6, 7, 8, 9}), "0\u20132,4,6\u20139");

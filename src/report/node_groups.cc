@@ -27,7 +27,10 @@ LayerNumber FindLayerNumber(std::string_view name) {
     }
     size_t j = i;
     int64_t value = 0;
-    while (j < name.size() && IsDigit(name[j])) value = value * 10 + (name[j++] - '0');
+    while (j < name.size() && IsDigit(name[j])) {
+      if (j - i < 9) value = value * 10 + (name[j] - '0');  // longer runs are not layer numbers
+      ++j;
+    }
     const bool whole = (i == 0 || !IsAlnum(name[i - 1])) && (j == name.size() || !IsAlnum(name[j]));
     if (whole && j - i <= 9) return {i, j - i, value};
     i = j;
