@@ -200,6 +200,7 @@ class Timer {
     out.prediction.overhead_s = (*step)->overhead_s;
     out.prediction.step_time_s = (*step)->step_time_s;
     out.prediction.kernels_s = (*step)->step_time_s - (*step)->overhead_s;
+    out.prediction.kernels = (*step)->kernels;
     return out;
   }
 

@@ -141,6 +141,7 @@ class StageNodeTimer {
 struct StageStep {
   std::vector<double> node_time_s;  // parallel to the stage graph's nodes
   double overhead_s = 0, step_time_s = 0;
+  uint64_t kernels = 0;  // nodes that launch a kernel of their own (an eager step's CPU cost)
 };
 // A caller's own source of stage steps (a sweep's compiled plans): stage `stage`'s step at
 // `rows` token rows of `seqs` sequences after `ctx` cached tokens, equal to the engine's
