@@ -5,12 +5,18 @@
 // --prompt/--gen-len.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "llm/dynamics.h"
 #include "llm/predicted.h"
 #include "llm/serving.h"
+#include "predict/profile.h"
 #include "testing/run_binary.h"
 
 namespace opscope::llm {
@@ -182,6 +188,88 @@ TEST(Predicted, MonotoneInConcurrencyAndPrompt) {
     EXPECT_GT(*f->ttft_s, ttft) << prompt;
     ttft = *f->ttft_s;
   }
+}
+
+// A built-in profile with some fields changed, written where --engine can load it.
+std::string ProfileFile(const std::string& name,
+                        const std::function<void(predict::EngineProfile&)>& change) {
+  predict::EngineProfile p = **predict::FindBuiltinProfile("sglang");
+  change(p);
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("opscope_ttft_" + name + "_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << predict::EngineProfileJson(p);
+  return path.string();
+}
+
+// The request path (overheads.request_s) is paid once per request before its first token:
+// TTFT and the request's latency grow by exactly request_s, TPOT and the floors do not move,
+// and the closed loop's throughput is C·O / e2e.
+TEST(Predicted, RequestPathAddsToTtftOnceAndNeverToTheFloor) {
+  const std::string without =
+      ProfileFile("no_request", [](predict::EngineProfile& p) { p.overheads.request_s = 0; });
+  const std::string with =
+      ProfileFile("request", [](predict::EngineProfile& p) { p.overheads.request_s = 0.05; });
+  auto run = RunLlm(Make("llama-3.1-8b", "h100-sxm"));
+  ASSERT_TRUE(run);
+  auto a = ServingPredictor::Make(run->serving, {}, without);
+  auto b = ServingPredictor::Make(run->serving, {}, with);
+  ASSERT_TRUE(a && b);
+  for (int64_t c : {1, 4, 16}) {
+    Workload w = Make("llama-3.1-8b", "h100-sxm").workload;
+    w.batch = c;
+    auto fa = a->Predict(w);
+    auto fb = b->Predict(w);
+    ASSERT_TRUE(fa && fb);
+    EXPECT_NEAR(*fb->ttft_s - *fa->ttft_s, 0.05, 1e-12) << c;
+    EXPECT_NEAR(*fb->e2e_s - *fa->e2e_s, 0.05, 1e-12) << c;
+    EXPECT_DOUBLE_EQ(*fb->tpot_s, *fa->tpot_s) << c;
+    EXPECT_DOUBLE_EQ(*fb->ttft_floor_s, *fa->ttft_floor_s) << c;
+    EXPECT_DOUBLE_EQ(*fb->tpot_floor_s, *fa->tpot_floor_s) << c;
+    EXPECT_DOUBLE_EQ(fb->dynamics->figures.request_s, 0.05) << c;
+    EXPECT_NEAR(fb->tokens_per_s, static_cast<double>(c * *w.gen_len) / *fb->e2e_s,
+                1e-9 * fb->tokens_per_s)
+        << c;
+  }
+  std::filesystem::remove(without);
+  std::filesystem::remove(with);
+}
+
+// Steps with prompt tokens run eagerly (defaults.prefill_cuda_graphs false): the CPU's issue
+// time can only lengthen them, so TTFT never drops below the same profile with graphs; TTFT
+// stays monotone in the prompt, and the floor is the kernels' alone.
+TEST(Predicted, EagerPrefillLengthensTtftAndLeavesTheFloor) {
+  const std::string graphs = ProfileFile(
+      "graphs", [](predict::EngineProfile& p) { p.defaults.prefill_cuda_graphs = true; });
+  const std::string eager = ProfileFile("eager", [](predict::EngineProfile& p) {
+    p.defaults.prefill_cuda_graphs = false;
+    p.overheads.launch_s = 45e-6;
+  });
+  auto run = RunLlm(Make("llama-3.1-8b", "h100-sxm"));
+  ASSERT_TRUE(run);
+  auto g = ServingPredictor::Make(run->serving, {}, graphs);
+  auto e = ServingPredictor::Make(run->serving, {}, eager);
+  ASSERT_TRUE(g && e);
+  double last_ttft = 0;
+  for (int64_t prompt : {16, 128, 1024, 4096, 16384}) {
+    Workload w = Make("llama-3.1-8b", "h100-sxm").workload;
+    w.batch = 1;
+    w.context = prompt;
+    auto fg = g->Predict(w);
+    auto fe = e->Predict(w);
+    ASSERT_TRUE(fg && fe);
+    EXPECT_GE(*fe->ttft_s, *fg->ttft_s) << prompt;
+    EXPECT_DOUBLE_EQ(*fe->ttft_floor_s, *fg->ttft_floor_s) << prompt;
+    EXPECT_LE(*fe->ttft_floor_s, *fe->ttft_s) << prompt;
+    EXPECT_GE(*fe->ttft_s, last_ttft) << prompt;
+    last_ttft = *fe->ttft_s;
+  }
+  // A short prompt is CPU-bound: 45 us per kernel of its eager step, far above its kernels.
+  Workload w = Make("llama-3.1-8b", "h100-sxm").workload;
+  w.batch = 1;
+  w.context = 16;
+  EXPECT_GT(*e->Predict(w)->ttft_s, 1.5 * *g->Predict(w)->ttft_s);
+  std::filesystem::remove(graphs);
+  std::filesystem::remove(eager);
 }
 
 TEST(Predicted, ServingModesErrorsNameTheirOption) {

@@ -6,6 +6,7 @@
 // fallbacks said in notes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -375,8 +376,56 @@ TEST(PredictStep, StepOverheadsFollowTheOptions) {
   ASSERT_TRUE(graphs.has_value() && eager.has_value());
   const StepOverheads& o = vllm.overheads;
   EXPECT_DOUBLE_EQ(graphs->overhead_s, o.step_s + o.sampling_s);
-  EXPECT_DOUBLE_EQ(eager->overhead_s, o.step_s + o.launch_s * static_cast<double>(eager->kernels));
+  // Without graphs the CPU issues each kernel in launch_s ahead of the device: the step takes
+  // the slower of the two, the overhead holds the CPU's excess.
+  const double issue_s = o.launch_s * static_cast<double>(eager->kernels);
+  EXPECT_DOUBLE_EQ(eager->overhead_s, o.step_s + std::max(0.0, issue_s - eager->kernels_s));
   EXPECT_GT(eager->kernels, 32u * 5);  // several kernels per layer
+}
+
+// An eager step is max(device, CPU) + the fixed costs: at a launch cost far above any kernel's
+// time the CPU sets the step (kernels · launch_s), at a negligible one the device does.
+TEST(PredictStep, EagerStepIsTheSlowerOfDeviceAndCpu) {
+  const auto& g = Graphs()[0].second;
+  EngineProfile slow_cpu = **FindBuiltinProfile("sglang");
+  slow_cpu.overheads.launch_s = 1e-3;  // 1 ms per kernel: above every kernel of a decode step
+  EngineProfile fast_cpu = slow_cpu;
+  fast_cpu.overheads.launch_s = 1e-12;
+  auto ledger = cost::BuildLedger(g.graph, Decode(1, 128));
+  auto roof = roofline::Estimate(g.graph, *ledger, Device("h100-sxm"));
+  const StepOptions eager{.cuda_graphs = false, .samples = false};
+  auto cpu_bound = PredictStep(g.graph, *ledger, *roof, Device("h100-sxm"), slow_cpu, eager);
+  auto device_bound = PredictStep(g.graph, *ledger, *roof, Device("h100-sxm"), fast_cpu, eager);
+  ASSERT_TRUE(cpu_bound.has_value() && device_bound.has_value());
+  const double step_s = slow_cpu.overheads.step_s;
+  EXPECT_DOUBLE_EQ(cpu_bound->step_time_s,
+                   step_s + 1e-3 * static_cast<double>(cpu_bound->kernels));
+  EXPECT_DOUBLE_EQ(device_bound->step_time_s, device_bound->kernels_s + step_s);
+  // The kernels themselves do not change with the CPU.
+  EXPECT_DOUBLE_EQ(cpu_bound->kernels_s, device_bound->kernels_s);
+}
+
+// defaults.mma_16bit "fp16" times 16-bit float matmuls at the fp16 peak: on a GeForce part
+// (fp16 with FP16 accumulate = 2 × bf16) a compute-bound GEMM step is faster, on a part whose
+// fp16 and bf16 peaks are equal nothing changes.
+TEST(PredictStep, Fp16MmaClassUsesTheFp16Peak) {
+  const auto& g = Graphs()[0].second;
+  EngineProfile recipe = **FindBuiltinProfile("llama.cpp");
+  recipe.defaults.mma_16bit = "recipe";
+  EngineProfile fp16 = recipe;
+  fp16.defaults.mma_16bit = "fp16";
+  auto ledger = cost::BuildLedger(g.graph, Prefill(1, 512));  // compute-bound GEMMs
+  for (const char* id : {"rtx-3090", "a100-80g"}) {
+    auto roof = roofline::Estimate(g.graph, *ledger, Device(id));
+    auto a = PredictStep(g.graph, *ledger, *roof, Device(id), recipe);
+    auto b = PredictStep(g.graph, *ledger, *roof, Device(id), fp16);
+    ASSERT_TRUE(a.has_value() && b.has_value()) << id;
+    if (std::string(id) == "rtx-3090") {
+      EXPECT_LT(b->kernels_s, a->kernels_s) << id;
+    } else {
+      EXPECT_DOUBLE_EQ(b->kernels_s, a->kernels_s) << id;
+    }
+  }
 }
 
 }  // namespace

@@ -179,6 +179,50 @@ TEST(ParseEngineProfile, ValidProfileLoads) {
   ASSERT_TRUE(p.has_value()) << p.error().message;
   EXPECT_EQ(p->devices[0].kernels[0].overhead_s, 2e-6);
   EXPECT_EQ(p->devices[0].kernels[0].compute_efficiency, 1.0);  // optional, default 1
+  // The request path and the prefill graphs are optional: a profile without them keeps the
+  // steps' behaviour (no request path, prompt steps with graphs, the recipe's MMA class).
+  EXPECT_EQ(p->overheads.request_s, 0.0);
+  EXPECT_TRUE(p->defaults.prefill_cuda_graphs);
+  EXPECT_EQ(p->defaults.mma_16bit, "recipe");
+}
+
+// Profile() with its defaults and overheads replaced (the error cases of the new fields).
+std::string ProfileWith(const std::string& defaults_extra, const std::string& overheads_extra) {
+  std::string s = Profile(R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8)");
+  s.replace(s.find(R"("cuda_graphs": true,)"), 20, R"("cuda_graphs": true, )" + defaults_extra);
+  s.replace(s.find(R"("launch_s": 0,)"), 14, R"("launch_s": 0, )" + overheads_extra);
+  return s;
+}
+
+TEST(ParseEngineProfile, RequestPathAndPrefillFieldsAreCheckedByName) {
+  auto ok = ParseEngineProfile(
+      ProfileWith(R"("prefill_cuda_graphs": false, "mma_16bit": "fp16",)", R"("request_s": 0.002,)"),
+      "p.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  EXPECT_EQ(ok->overheads.request_s, 0.002);
+  EXPECT_FALSE(ok->defaults.prefill_cuda_graphs);
+  EXPECT_EQ(ok->defaults.mma_16bit, "fp16");
+  // And written back as read.
+  auto again = ParseEngineProfile(EngineProfileJson(*ok), "again.json");
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ(EngineProfileJson(*again), EngineProfileJson(*ok));
+  const BadCase cases[] = {
+      {ProfileWith("", R"("request_s": -0.001,)"),
+       "p.json: field 'overheads': field 'request_s': expected a number in [0, 10], got -0.001"},
+      {ProfileWith("", R"("request_s": "2 ms",)"), "field 'request_s'"},
+      {ProfileWith("", R"("request_s": 11,)"), "field 'request_s': expected a number in [0, 10]"},
+      {ProfileWith(R"("prefill_cuda_graphs": 1,)", ""), "field 'prefill_cuda_graphs'"},
+      {ProfileWith(R"("mma_16bit": "bf8",)", ""),
+       "field 'mma_16bit': expected \"recipe\" or \"fp16\", got 'bf8'"},
+      {ProfileWith(R"("mma_16bit": "",)", ""), "field 'mma_16bit'"},
+  };
+  for (const BadCase& c : cases) {
+    auto p = ParseEngineProfile(c.json, "p.json");
+    ASSERT_FALSE(p.has_value()) << c.json;
+    EXPECT_NE(p.error().message.find(c.message), std::string::npos)
+        << "got: " << p.error().message << "\nwant: " << c.message;
+    EXPECT_EQ(p.error().message.find('\n'), std::string::npos) << p.error().message;
+  }
 }
 
 TEST(ParseEngineProfile, BadFieldsAreOneLineErrorsNamingTheField) {

@@ -90,6 +90,7 @@ struct DynamicsFigures {
   double queue_s = 0;         // TTFT spent waiting (the running step and the queue)
   double prefill_s = 0;       // TTFT spent on the prompt's own chunks
   double kv_transfer_s = 0;   // disaggregated: TTFT spent moving the KV
+  double request_s = 0;       // TTFT on the request path outside the steps (the caller's)
   double interference_s = 0;  // TPOT added by other requests' prompt chunks
   double decode_seqs = 1;     // sequences in a decode step (per decode worker)
 };

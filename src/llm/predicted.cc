@@ -87,6 +87,13 @@ class Timer {
   }
 
   const Serving& serving() const { return serving_; }
+  // Decode steps replay CUDA graphs where the engine captures them (defaults.cuda_graphs);
+  // steps with prompt tokens where it captures those (defaults.prefill_cuda_graphs), else
+  // the CPU issues their kernels one by one.
+  predict::StepOptions Options(bool decode) const {
+    const predict::EngineDefaults& d = engine_.profile->defaults;
+    return {decode ? d.cuda_graphs : d.prefill_cuda_graphs, true};
+  }
   const StepPredictor& predictor(size_t s) const { return *(*predictors_)[s]; }
   size_t stage_count() const { return predictors_->size(); }
   void set_source(const StageSource* source) { source_ = source; }
@@ -112,10 +119,7 @@ class Timer {
   Result<StagePrediction> TimeStage(size_t s, const cost::Workload& b, bool decode) const {
     auto step = AnalyzeStep(serving_.stage(s), b, serving_.device());
     if (!step) return std::unexpected(step.error());
-    // Decode steps replay CUDA graphs where the engine captures them; steps with prompt tokens
-    // run kernels long enough to hide their launches.
-    const predict::StepOptions options{decode ? engine_.profile->defaults.cuda_graphs : true, true};
-    auto p = predictor(s).Predict(step->ledger, step->analysis, options);
+    auto p = predictor(s).Predict(step->ledger, step->analysis, Options(decode));
     if (!p) return std::unexpected(p.error());
     return StagePrediction{std::move(*p)};
   }
@@ -196,6 +200,7 @@ class Timer {
     out.prediction.overhead_s = (*step)->overhead_s;
     out.prediction.step_time_s = (*step)->step_time_s;
     out.prediction.kernels_s = (*step)->step_time_s - (*step)->overhead_s;
+    out.prediction.kernels = (*step)->kernels;
     return out;
   }
 
@@ -320,13 +325,15 @@ Result<double> Clocks::TimeMixed(int64_t seqs, int64_t chunk, int64_t offset) co
     auto own = timer_.Stage(k, Bindings(chunk, 1, offset), false);
     if (!own) return std::unexpected(own.error());
     const ir::Graph& g = timer_.serving().stage(k).graph;
-    double t = mixed->prediction.overhead_s;
+    double kernels_s = 0;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
-      t += ir::Family(g.nodes[i].op) == ir::OpFamily::kPagedAttention
-               ? decode->prediction.node_time_s[i] + own->prediction.node_time_s[i]
-               : mixed->prediction.node_time_s[i];
+      kernels_s += ir::Family(g.nodes[i].op) == ir::OpFamily::kPagedAttention
+                       ? decode->prediction.node_time_s[i] + own->prediction.node_time_s[i]
+                       : mixed->prediction.node_time_s[i];
     }
-    stage_s.push_back(t);
+    // The mixed step's fixed costs against its own kernel time (an eager step's CPU excess).
+    stage_s.push_back(kernels_s + timer_.predictor(k).Overhead(mixed->prediction.kernels,
+                                                               kernels_s, timer_.Options(false)));
   }
   return timer_.DeploymentStep(seqs + 1, stage_s);
 }
@@ -534,6 +541,17 @@ Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& eng
   return d;
 }
 
+// The request path outside the engine's steps (EngineProfile overheads.request_s): once in
+// TTFT and the request's latency; the closed loop's throughput C·O / e2e follows (the path is
+// taken as think time that holds no place in a step).
+void AddRequestPath(const ServingLoad& load, double request_s, DynamicsFigures& f) {
+  f.request_s = request_s;
+  f.ttft_s += request_s;
+  f.e2e_s += request_s;
+  f.tokens_per_s = static_cast<double>(load.concurrency) * static_cast<double>(load.gen_len) /
+                   f.e2e_s;
+}
+
 // The whole request (--gen-len): its dynamics and floors.
 Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine& engine,
                             const ServingModes& o, const Degrees& degrees, bool floors,
@@ -556,6 +574,9 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   auto d = o.disagg ? Disaggregate(serving, engine, degrees, *o.disagg, r, chunk)
                     : Aggregate(timer, r, chunk);
   if (!d) return std::unexpected(d.error());
+  if (!engine.profile->transparent) {
+    AddRequestPath(r.load, engine.profile->overheads.request_s, d->figures);
+  }
   d->concurrency = r.load.concurrency;
   d->prompt = r.load.prompt;
   d->gen_len = r.load.gen_len;
@@ -673,9 +694,11 @@ double StageNodeTimer::NodeTime(size_t node, const cost::NodeCost& cost, const e
 
 bool StageNodeTimer::LaunchesKernel(size_t node) const { return !predictor_->Fused(node); }
 
-double StageNodeTimer::Overhead(uint64_t kernels, bool decode) const {
-  // As Timer::Stage asks: CUDA graphs for decode where the engine captures them.
-  return predictor_->Overhead(kernels, {decode ? profile_->defaults.cuda_graphs : true, true});
+double StageNodeTimer::Overhead(uint64_t kernels, double kernels_s, bool decode) const {
+  // As Timer::Options asks: CUDA graphs where the engine captures the step's kind.
+  const predict::EngineDefaults& d = profile_->defaults;
+  return predictor_->Overhead(kernels, kernels_s,
+                              {decode ? d.cuda_graphs : d.prefill_cuda_graphs, true});
 }
 
 Result<Predicted> PredictServing(const Serving& serving, const Workload& workload,

@@ -124,9 +124,10 @@ class StageNodeTimer {
                   const roofline::NodeTime& roof) const;
   // Whether node i, taking time, launches a kernel of its own (not fused into a neighbour).
   bool LaunchesKernel(size_t node) const;
-  // The step's fixed costs beside `kernels` launched kernels; `decode`: a decode step (CUDA
-  // graphs where the engine captures them), else a step with prompt tokens.
-  double Overhead(uint64_t kernels, bool decode) const;
+  // The step's fixed costs beside `kernels` launched kernels taking `kernels_s`; `decode`: a
+  // decode step, else a step with prompt tokens (each with CUDA graphs where the engine
+  // captures them; without, the CPU's excess over kernels_s: predict::StepPredictor::Overhead).
+  double Overhead(uint64_t kernels, double kernels_s, bool decode) const;
   // Two timers with the same identity time every node alike (the same compiled predictor).
   const void* identity() const { return predictor_; }
 
@@ -140,6 +141,7 @@ class StageNodeTimer {
 struct StageStep {
   std::vector<double> node_time_s;  // parallel to the stage graph's nodes
   double overhead_s = 0, step_time_s = 0;
+  uint64_t kernels = 0;  // nodes that launch a kernel of their own (an eager step's CPU cost)
 };
 // A caller's own source of stage steps (a sweep's compiled plans): stage `stage`'s step at
 // `rows` token rows of `seqs` sequences after `ctx` cached tokens, equal to the engine's

@@ -352,6 +352,10 @@ KernelInput StepPredictor::Describe(size_t index, const cost::NodeCost& cost,
   in.bytes = static_cast<double>(cost.bytes());
   in.flops = static_cast<double>(cost.flops);
   in.mma_class = cost.mma_class;
+  // An engine that runs 16-bit float matmuls in FP16 (defaults.mma_16bit) gets the fp16 rate.
+  if (in.mma_class == MmaClass::kBf16 && profile_.defaults.mma_16bit == "fp16") {
+    in.mma_class = MmaClass::kFp16;
+  }
   constexpr size_t kMaxRank = 8;
   int64_t d0[kMaxRank] = {}, d1[kMaxRank] = {};
   switch (Info(n.cls).kind) {
@@ -428,11 +432,12 @@ const KernelParams* StepPredictor::ParamsOf(size_t node, KernelClass cls) const 
   return prefill && n.prefill_params != nullptr ? n.prefill_params : n.params;
 }
 
-double StepPredictor::Overhead(uint64_t kernels, const StepOptions& options) const {
+double StepPredictor::Overhead(uint64_t kernels, double kernels_s,
+                               const StepOptions& options) const {
   if (profile_.transparent) return 0;
   const StepOverheads& o = profile_.overheads;
-  return o.step_s + (options.samples ? o.sampling_s : 0.0) +
-         (options.cuda_graphs ? 0.0 : o.launch_s * static_cast<double>(kernels));
+  const double issue_s = options.cuda_graphs ? 0.0 : o.launch_s * static_cast<double>(kernels);
+  return o.step_s + (options.samples ? o.sampling_s : 0.0) + std::max(0.0, issue_s - kernels_s);
 }
 
 Result<StepPrediction> StepPredictor::Predict(const cost::Ledger& ledger,
@@ -473,7 +478,7 @@ Result<StepPrediction> StepPredictor::Predict(const cost::Ledger& ledger,
     out.notes.push_back("collectives over the network are predicted at their roofline time "
                         "(profiles describe the interconnect only)");
   }
-  out.overhead_s = Overhead(out.kernels, options);
+  out.overhead_s = Overhead(out.kernels, out.kernels_s, options);
   out.step_time_s = out.kernels_s + out.overhead_s;
   return out;
 }

@@ -36,7 +36,7 @@
 namespace opscope::predict {
 
 struct StepOptions {
-  bool cuda_graphs = true;  // the step replays a CUDA graph; false adds launch_s per kernel
+  bool cuda_graphs = true;  // the step replays a CUDA graph; false: the CPU issues every kernel
   bool samples = true;      // the step samples tokens (adds sampling_s)
 };
 
@@ -44,7 +44,7 @@ struct StepPrediction {
   std::vector<double> node_time_s;  // parallel to graph.nodes; 0 for nodes not costed
   std::vector<KernelClass> node_class;
   double kernels_s = 0;   // Σ node_time_s
-  double overhead_s = 0;  // step_s + sampling_s + launches without CUDA graphs
+  double overhead_s = 0;  // step_s + sampling_s + the CPU's excess without CUDA graphs
   double step_time_s = 0; // kernels_s + overhead_s
   uint64_t kernels = 0;   // nodes that launch a kernel of their own
   std::vector<std::string> notes;
@@ -82,8 +82,11 @@ class StepPredictor {
   // The parameters node i is predicted with when it runs as class `cls` (its decode or
   // prefill kernel); nullptr for collectives and nodes at their roofline.
   const KernelParams* ParamsOf(size_t node, KernelClass cls) const;
-  // The step's fixed costs beside `kernels` launched kernels (StepPrediction::overhead_s).
-  double Overhead(uint64_t kernels, const StepOptions& options) const;
+  // The step's fixed costs beside `kernels` launched kernels taking `kernels_s` on the device
+  // (StepPrediction::overhead_s). Without CUDA graphs the CPU issues each kernel in launch_s,
+  // ahead of the device: the step takes max(kernels_s, kernels · launch_s), so the overhead
+  // holds the CPU's excess max(0, kernels · launch_s − kernels_s).
+  double Overhead(uint64_t kernels, double kernels_s, const StepOptions& options) const;
 
   const std::vector<std::string>& notes() const { return notes_; }
   const DeviceProfile& device_profile() const { return *device_profile_; }

@@ -2,8 +2,11 @@
 //
 //   {"schema_version": 1, "engine": "vllm", "description": "...", "version": "...",
 //    "transparent": false,                         optional, default false
-//    "defaults": {"kv_dtype", "chunked_prefill_tokens", "cuda_graphs", "source"},
-//    "overheads": {"step_s", "sampling_s", "launch_s", "source"},
+//    "defaults": {"kv_dtype", "chunked_prefill_tokens", "cuda_graphs",
+//                 "prefill_cuda_graphs" (optional, default true), "mma_16bit" (optional,
+//                 "recipe" or "fp16", default "recipe"), "source"},
+//    "overheads": {"step_s", "sampling_s", "launch_s", "request_s" (optional, default 0),
+//                  "source"},
 //    "fused_ops": ["Add", ...],                    optional op kind names
 //    "default_for": ["m4-max", ...],               optional device ids (DefaultEngine)
 //    "devices": [{"device": "h100-sxm", "applies_to": [...], "basis": "fitted",
@@ -379,8 +382,14 @@ std::optional<Error> ReadDefaults(element v, const std::string& context, EngineD
   r.Field("chunked_prefill_tokens", true,
           r.Integer("chunked_prefill_tokens", 0, 1000000000, d.chunked_prefill_tokens));
   r.Field("cuda_graphs", true, r.Bool("cuda_graphs", d.cuda_graphs));
+  r.Field("prefill_cuda_graphs", false, r.Bool("prefill_cuda_graphs", d.prefill_cuda_graphs));
+  r.Field("mma_16bit", false, r.String("mma_16bit", true, d.mma_16bit));
   r.Field("source", true, r.String("source", true, d.source));
   if (auto error = r.Read(v)) return error;
+  if (d.mma_16bit != "recipe" && d.mma_16bit != "fp16") {
+    return Error{r.context() + ": field 'mma_16bit': expected \"recipe\" or \"fp16\", got '" +
+                 d.mma_16bit + "'"};
+  }
   if (d.kv_dtype != "auto" && !format::ParseFormat(d.kv_dtype)) {
     return Error{r.context() + ": field 'kv_dtype': unknown format '" + d.kv_dtype +
                  "' (a format name such as bf16 or fp8_e4m3, or \"auto\")"};
@@ -393,6 +402,7 @@ std::optional<Error> ReadOverheads(element v, const std::string& context, StepOv
   r.Field("step_s", true, r.Number("step_s", 0, 10, false, o.step_s));
   r.Field("sampling_s", true, r.Number("sampling_s", 0, 10, false, o.sampling_s));
   r.Field("launch_s", true, r.Number("launch_s", 0, 1, false, o.launch_s));
+  r.Field("request_s", false, r.Number("request_s", 0, 10, false, o.request_s));
   r.Field("source", true, r.String("source", true, o.source));
   return r.Read(v);
 }
@@ -653,10 +663,14 @@ std::string EngineProfileJson(const EngineProfile& p) {
   s += "  \"defaults\": {\"kv_dtype\": " + Quote(p.defaults.kv_dtype) +
        ", \"chunked_prefill_tokens\": " + std::to_string(p.defaults.chunked_prefill_tokens) +
        ", \"cuda_graphs\": " + (p.defaults.cuda_graphs ? "true" : "false") +
+       ", \"prefill_cuda_graphs\": " + (p.defaults.prefill_cuda_graphs ? "true" : "false") +
+       (p.defaults.mma_16bit != "recipe" ? ", \"mma_16bit\": " + Quote(p.defaults.mma_16bit)
+                                          : std::string()) +
        ",\n    \"source\": " + Quote(p.defaults.source) + "},\n";
   s += "  \"overheads\": {\"step_s\": " + Num(p.overheads.step_s) +
        ", \"sampling_s\": " + Num(p.overheads.sampling_s) +
        ", \"launch_s\": " + Num(p.overheads.launch_s) +
+       ", \"request_s\": " + Num(p.overheads.request_s) +
        ",\n    \"source\": " + Quote(p.overheads.source) + "},\n";
   s += "  \"fused_ops\": " + StringList(p.fused_ops) + ",\n";
   if (!p.default_for.empty()) s += "  \"default_for\": " + StringList(p.default_for) + ",\n";

@@ -121,14 +121,28 @@ struct EngineDefaults {
   std::string kv_dtype = "auto";        // a format name, or "auto": the model's dtype
   int64_t chunked_prefill_tokens = 0;   // 0: no chunked prefill by default
   bool cuda_graphs = true;              // decode steps replay CUDA graphs
+  // Steps with prompt tokens (prefill, and decode mixed with a prompt chunk) replay CUDA
+  // graphs; false: they run eagerly, every kernel issued by the CPU (launch_s each).
+  bool prefill_cuda_graphs = true;
+  // The MMA class the engine runs 16-bit float matmuls in: "recipe" (the recipe's activation
+  // type, bf16 or fp16) or "fp16" (llama.cpp: cuBLAS FP16 compute, FP16 accumulate, twice the
+  // BF16 / FP32-accumulate rate on GeForce parts).
+  std::string mma_16bit = "recipe";
   std::string source;
 };
 
-// Fixed costs per engine step, outside the kernels.
+// Fixed costs outside the kernels: per engine step, and per request.
+//   a step without CUDA graphs:  t = step_s + sampling_s + max(Σ kernel times, kernels · launch_s)
+//     (the CPU issues the kernels asynchronously: the slower of the two sides sets the step)
+//   a step replaying a graph:    t = step_s + sampling_s + Σ kernel times
+//   a request's TTFT adds request_s once (its path outside the engine's steps).
 struct StepOverheads {
   double step_s = 0;      // scheduler, input preparation, graph launch, output processing
   double sampling_s = 0;  // sampling the next tokens (per step that samples)
-  double launch_s = 0;    // per kernel, added when the step runs without CUDA graphs
+  double launch_s = 0;    // CPU time to issue one kernel of a step without CUDA graphs
+  // Per request, before its first token reaches the client: HTTP / OpenAI API handling,
+  // tokenization, hand-off to the scheduler and its workers, first-token detokenize and stream.
+  double request_s = 0;
   std::string source;
 };
 

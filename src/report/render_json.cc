@@ -96,6 +96,7 @@ void WriteDynamics(JsonWriter& w, const llm::PredictedDynamics& d) {
   w.Key("step_s").Value(f.step_s);
   w.Key("queue_s").Value(f.queue_s);
   w.Key("prefill_s").Value(f.prefill_s);
+  w.Key("request_s").Value(f.request_s);
   w.Key("interference_s").Value(f.interference_s);
   if (d.mode == "disaggregated") {
     w.Key("prefill_workers").Value(d.prefill_workers);

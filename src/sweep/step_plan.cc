@@ -244,7 +244,8 @@ Result<bool> StepPlan::PredictStep(const Point& p, const device::Device& device,
     if (t > 0 && timer.LaunchesKernel(i)) ++kernels;
     kernels_s += t;
   }
-  out.overhead_s = timer.Overhead(kernels, decode);
+  out.kernels = kernels;
+  out.overhead_s = timer.Overhead(kernels, kernels_s, decode);
   out.step_time_s = kernels_s + out.overhead_s;
   return true;
 }
