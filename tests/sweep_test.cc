@@ -64,6 +64,25 @@ TEST(SweepList, BadListsNameTheOptionAndItem) {
   EXPECT_EQ(ParseNameList("--device", "h100-sxm,h200")->size(), 2u);
 }
 
+// --disagg LIST: "agg" or P:D per item, as `opscope llm --disagg` reads P:D.
+TEST(SweepList, DisaggLists) {
+  const auto splits = ParseDisaggList("agg,1:1,2:6");
+  ASSERT_TRUE(splits) << splits.error().message;
+  ASSERT_EQ(splits->size(), 3u);
+  EXPECT_FALSE((*splits)[0]);
+  EXPECT_EQ((*splits)[1]->prefill_workers, 1);
+  EXPECT_EQ((*splits)[2]->prefill_workers, 2);
+  EXPECT_EQ((*splits)[2]->decode_workers, 6);
+  for (const auto& [text, fragment] : std::vector<std::pair<const char*, const char*>>{
+           {"1:1,,2:2", "empty item"}, {"1", "got '1'"}, {"1:0", "got '1:0'"},
+           {"1:1,agg,1:1", "'1:1' is listed twice"}, {"x:y", "got 'x:y'"}}) {
+    auto r = ParseDisaggList(text);
+    ASSERT_FALSE(r) << text;
+    EXPECT_TRUE(r.error().message.starts_with("option '--disagg': ")) << r.error().message;
+    EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+  }
+}
+
 // ---- The plan equals the full analysis ----------------------------------------------------
 
 struct Model {
@@ -222,26 +241,29 @@ SweepSpec SweepOf(const llm::Model& model, std::initializer_list<const char*> de
   return s;
 }
 
-// The `opscope llm` request of one row's point.
+// The `opscope llm` request of one row's point (its --gen-len the row's).
 llm::Request RequestAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
-                       const SweepRow& row, std::optional<int64_t> gen_len) {
+                       const SweepRow& row) {
   llm::Request r;
   r.model = model.name;
   r.recipe.weights = s.weights[row.recipe];
   r.device = rep.devices[row.device];
   const SweepDeployment& d = rep.deployments[row.deployment];
-  r.degrees = {d.tp, d.ep, d.pp, d.dp_attention, std::nullopt, std::nullopt};
+  // --dp-attention as the sweep was given it (none: llm's default, as the sweep's).
+  r.degrees = {d.tp, d.ep, d.pp,
+               s.dp_attentions.empty() ? std::nullopt : std::optional(d.dp_attention),
+               std::nullopt, std::nullopt};
   r.workload.phase = s.phase;
   r.workload.batch = row.batch;
   r.workload.context = row.context;
-  r.workload.gen_len = gen_len;
+  r.workload.gen_len = rep.servings.at(row.serving).gen_len;
   return r;
 }
 
 // What `opscope llm` computes for one row's point (llm::RunLlm, the command's one call).
 llm::Figures LlmAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
-                   const SweepRow& row, std::optional<int64_t> gen_len = std::nullopt) {
-  auto run = llm::RunLlm(RequestAt(model, s, rep, row, gen_len));
+                   const SweepRow& row) {
+  auto run = llm::RunLlm(RequestAt(model, s, rep, row));
   EXPECT_TRUE(run) << run.error().message;
   return run ? run->evaluation.figures : llm::Figures{};
 }
@@ -365,29 +387,43 @@ TEST(RunSweep, BatchBlocksEqualLlm) {
   }
 }
 
+// --gen-len/--osl as an axis: each output length's rows are `opscope llm --gen-len O` at that
+// point, in grid order (output length outside batch × context).
 TEST(RunSweep, GenLenRunsTheFullRequest) {
   const llm::Model model = PresetModel("llama-3.1-8b");
   SweepSpec s = SweepOf(model, {"h100-sxm"});
   s.batches = {1, 8};
-  s.contexts = {1024};
-  s.gen_len = 64;
+  s.contexts = {1024, 3000};
+  s.gen_lens = {64, 1, 700};
   auto rep = RunSweep(s);
   ASSERT_TRUE(rep);
-  EXPECT_EQ(rep->points_by_full_analysis, 2u);
-  for (const SweepRow& row : rep->rows) {
-    const llm::Figures f = LlmAt(model, s, *rep, row, 64);
-    EXPECT_EQ(row.tpot_s, f.tpot_s);
-    EXPECT_EQ(row.ttft_s, f.ttft_s);
+  ASSERT_EQ(rep->rows.size(), 3u * 2 * 2);
+  EXPECT_EQ(rep->points_by_full_analysis, 12u);
+  ASSERT_EQ(rep->servings.size(), 3u);
+  for (size_t i = 0; i < rep->rows.size(); ++i) {
+    const SweepRow& row = rep->rows[i];
+    EXPECT_EQ(rep->servings[row.serving].gen_len, s.gen_lens[i / 4]) << i;
+    EXPECT_EQ(row.batch, s.batches[i / 2 % 2]) << i;
+    EXPECT_EQ(row.context, s.contexts[i % 2]) << i;
+    const llm::Figures f = LlmAt(model, s, *rep, row);
+    ASSERT_TRUE(f.tpot_s) << i;
+    EXPECT_EQ(row.tpot_s, f.tpot_s) << i;
+    EXPECT_EQ(row.ttft_s, f.ttft_s) << i;
+    EXPECT_EQ(row.max_batch, f.max_batch) << i;  // the memory at prompt + output
   }
+  // Longer requests hold more KV: the largest batch never grows with the output length.
+  EXPECT_GE(rep->rows[4].max_batch, rep->rows[8].max_batch);
+  EXPECT_GT(rep->rows[4].max_batch, rep->rows[8].max_batch);
 }
 
 // What `opscope llm --engine E` predicts for one row's point (llm.predicted: RunLlmPredicted,
 // the command's one call).
 llm::Predicted PredictedAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
                            const SweepRow& row) {
-  const llm::Request r = RequestAt(model, s, rep, row, s.gen_len);
+  const llm::Request r = RequestAt(model, s, rep, row);
   llm::PredictOptions o;
   o.engine = s.engine;
+  o.disagg = rep.servings.at(row.serving).disagg;  // --disagg P:D --prefill-tp --decode-tp
   auto run = llm::RunLlmPredicted(r, o);
   EXPECT_TRUE(run) << run.error().message;
   return run ? run->predicted : llm::Predicted{};
@@ -396,7 +432,8 @@ llm::Predicted PredictedAt(const llm::Model& model, const SweepSpec& s, const Sw
 // --engine: every predicted row (the engine timing the compiled plans' nodes) equals
 // llm.predicted at its point — bit for bit: the same node times summed in the same order —
 // for dense, MoE and MLA models, both phases, a deployment with a pipeline, and whole
-// requests (--gen-len: the serving dynamics over the plans' steps).
+// requests (--gen-len: the serving dynamics over the plans' steps), of several output lengths
+// and, with --disagg, disaggregated (`opscope llm --disagg P:D --prefill-tp --decode-tp`).
 TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
   struct PredictedCase {
     const char* preset;
@@ -404,16 +441,25 @@ TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
     const char* engine;
     llm::Phase phase;
     std::vector<int64_t> tps, eps, pps;
-    std::optional<int64_t> gen_len;
+    std::vector<int64_t> gen_lens;
+    std::vector<std::optional<llm::Disagg>> disaggs{};
+    std::vector<int64_t> prefill_tps{}, decode_tps{};
   };
   const llm::Phase decode = llm::Phase::kDecode, prefill = llm::Phase::kPrefill;
+  const llm::Disagg one_one{1, 1, std::nullopt, std::nullopt}, two_three{2, 3, std::nullopt,
+                                                                         std::nullopt};
   for (const PredictedCase& c : {PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {}, {}, {}, {}},
                         PredictedCase{"qwen3-30b-a3b", "h200", "sglang", prefill, {}, {}, {}, {}},
                         PredictedCase{"deepseek-v3", "h200", "trtllm", decode, {2}, {8}, {1, 3}, {}},
                         PredictedCase{"llama-3.1-70b-instruct", "h200", "vllm", prefill, {2, 4}, {}, {2},
                              {}},
-                        PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {1, 2}, {}, {}, 40},
-                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", decode, {}, {1, 2}, {}, 9}}) {
+                        PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {1, 2}, {}, {}, {40}},
+                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", decode, {}, {1, 2}, {}, {9, 100}},
+                        // Disaggregated: the split at the row's tp, and at tps of its own.
+                        PredictedCase{"llama-3.1-8b", "h200", "vllm", prefill, {1, 2}, {}, {},
+                                      {64, 300}, {std::nullopt, one_one, two_three}},
+                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", decode, {}, {1, 2}, {},
+                                      {50}, {one_one}, {1, 4}, {2}}}) {
     const llm::Model model = PresetModel(c.preset);
     SweepSpec s = SweepOf(model, {c.device});
     s.phase = c.phase;
@@ -422,7 +468,10 @@ TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
     s.tps = c.tps;
     s.eps = c.eps;
     s.pps = c.pps;
-    s.gen_len = c.gen_len;
+    s.gen_lens = c.gen_lens;
+    s.disaggs = c.disaggs;
+    s.prefill_tps = c.prefill_tps;
+    s.decode_tps = c.decode_tps;
     s.engine = c.engine;
     auto rep = RunSweep(s);
     ASSERT_TRUE(rep) << rep.error().message;
@@ -433,9 +482,12 @@ TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
       const PredictedRow& got = rep->predicted[i];
       const llm::Predicted want = PredictedAt(model, s, *rep, row);
       const SweepDeployment& d = rep->deployments[row.deployment];
+      const SweepServing& serving = rep->servings[row.serving];
       const std::string where = std::string(c.preset) + " tp " + std::to_string(d.tp) + " ep " +
                                 std::to_string(d.ep) + " pp " + std::to_string(d.pp) + " " +
-                                std::to_string(row.batch) + "x" + std::to_string(row.context);
+                                std::to_string(row.batch) + "x" + std::to_string(row.context) +
+                                " osl " + std::to_string(serving.gen_len.value_or(0)) +
+                                (serving.disagg ? " disagg" : "");
       EXPECT_GT(got.step_time_s, 0) << where;
       EXPECT_EQ(got.step_time_s, want.step_time_s) << where;
       EXPECT_EQ(got.tokens_per_s, want.tokens_per_s) << where;
@@ -445,8 +497,37 @@ TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
                                         : c.phase == decode ? std::optional(want.step_time_s)
                                                             : std::nullopt)
           << where;
+      // --disagg: the split's KV transfer, part of its TTFT; none for an aggregated row.
+      ASSERT_EQ(got.kv_transfer_s.has_value(), serving.disagg.has_value()) << where;
+      if (!serving.disagg) continue;
+      ASSERT_TRUE(want.dynamics) << where;
+      EXPECT_EQ(want.dynamics->mode, "disaggregated") << where;
+      EXPECT_EQ(got.kv_transfer_s, want.dynamics->figures.kv_transfer_s) << where;
+      EXPECT_GT(*got.kv_transfer_s, 0) << where;
+      EXPECT_GT(*got.ttft_s, *got.kv_transfer_s) << where;
     }
   }
+}
+
+// A disaggregated split whose workers the model cannot take at their tp is skipped and named
+// (as a deployment is); the rest of the grid runs.
+TEST(RunSweep, DisaggSplitsTheModelCannotTakeAreSkipped) {
+  const llm::Model model = PresetModel("llama-3.1-8b");  // 32 heads, 8 KV heads
+  SweepSpec s = SweepOf(model, {"h200"});
+  s.batches = {4};
+  s.contexts = {1024};
+  s.gen_lens = {32};
+  s.engine = "vllm";
+  s.disaggs = {std::nullopt, llm::Disagg{1, 1, std::nullopt, std::nullopt}};
+  s.prefill_tps = {2, 3};
+  auto rep = RunSweep(s);
+  ASSERT_TRUE(rep) << rep.error().message;
+  // agg, 1:1 at prefill tp 2, 1:1 at prefill tp 3 (skipped): two rows.
+  ASSERT_EQ(rep->servings.size(), 3u);
+  ASSERT_EQ(rep->rows.size(), 2u);
+  ASSERT_EQ(rep->skipped.size(), 1u);
+  EXPECT_NE(rep->skipped[0].find("disagg 1:1, prefill-tp 3"), std::string::npos) << rep->skipped[0];
+  EXPECT_NE(rep->skipped[0].find("option '--prefill-tp'"), std::string::npos) << rep->skipped[0];
 }
 
 // The grid's options are checked once, in the library, naming the option.
@@ -464,8 +545,24 @@ TEST(RunSweep, BadOptionsNameTheOption) {
   x.mem_util = 1.5;
   expect_error(x, "option '--mem-util': must be in (0, 1], got 1.500000");
   x = s;
-  x.gen_len = 0;
+  x.gen_lens = {5, 0};
   expect_error(x, "option '--gen-len': must be positive, got 0");
+  // --disagg: an engine's prediction of whole requests.
+  x = s;
+  x.disaggs = {llm::Disagg{}};
+  x.gen_lens = {8};
+  expect_error(x, "option '--disagg': needs --engine E (disaggregated figures are an engine's "
+                  "predictions, as opscope llm --disagg gives them)");
+  x.engine = "vllm";
+  x.gen_lens.clear();
+  expect_error(x, "option '--disagg': needs --gen-len/--osl (a disaggregated deployment serves "
+                  "whole requests)");
+  x.gen_lens = {8};
+  x.decode_tps = {0};
+  expect_error(x, "option '--decode-tp': must be positive, got 0");
+  x = s;
+  x.prefill_tps = {2};
+  expect_error(x, "option '--prefill-tp': only with --disagg P:D");
   x = s;
   x.tps = {1, 70000};
   expect_error(x, "option '--tp': must be at most 65536, got 70000");
@@ -490,7 +587,25 @@ TEST(RunSweep, BadOptionsNameTheOption) {
   x.contexts.resize(1 << 13);
   std::iota(x.contexts.begin(), x.contexts.end(), 1);
   expect_error(x, "options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
-                  "'--pp', '--dp-attention': 134217728 points is more than 67108864 per sweep");
+                  "'--pp', '--dp-attention', '--gen-len', '--disagg': 134217728 points is more "
+                  "than 67108864 per sweep");
+  // The request axes count: 33 batches x 4,096 contexts x 64 output lengths x 2 splits x 2 x 2
+  // tps.
+  x = s;
+  x.contexts.resize(1 << 12);
+  std::iota(x.contexts.begin(), x.contexts.end(), 1);
+  x.gen_lens.resize(64);
+  std::iota(x.gen_lens.begin(), x.gen_lens.end(), 1);
+  x.engine = "vllm";
+  x.disaggs = {llm::Disagg{1, 1, std::nullopt, std::nullopt},
+               llm::Disagg{1, 2, std::nullopt, std::nullopt}};
+  x.prefill_tps = {1, 2};
+  x.decode_tps = {1, 2};
+  x.batches.resize(33);
+  std::iota(x.batches.begin(), x.batches.end(), 1);
+  expect_error(x, "options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
+                  "'--pp', '--dp-attention', '--gen-len', '--disagg': 69206016 points is more "
+                  "than 67108864 per sweep");
   // --dp-attention is a LIST axis: each value checked, naming it.
   SweepSpec dp = s;
   dp.dp_attentions = {2, 0};

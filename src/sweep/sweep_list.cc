@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <optional>
+#include <string>
 #include <unordered_set>
 
 #include "support/split.h"
@@ -74,6 +75,26 @@ Result<std::vector<std::string>> ParseNameList(std::string_view option, std::str
                        std::string(text) + "'");
     }
     out.emplace_back(item);
+  }
+  return out;
+}
+
+Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view text) {
+  auto items = ParseNameList("--disagg", text);
+  if (!items) return std::unexpected(items.error());
+  std::vector<std::optional<llm::Disagg>> out;
+  std::unordered_set<std::string> seen;
+  for (const std::string& item : *items) {
+    if (!seen.insert(item).second) {
+      return MakeError("option '--disagg': '" + item + "' is listed twice");
+    }
+    if (item == "agg") {
+      out.emplace_back(std::nullopt);
+      continue;
+    }
+    auto d = llm::ParseDisagg(item);
+    if (!d) return std::unexpected(d.error());
+    out.emplace_back(*d);
   }
   return out;
 }
