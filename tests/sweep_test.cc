@@ -819,6 +819,143 @@ TEST(SweepCli, PlanPointsAreSweepRows) {
   }
 }
 
+// The request axes through the binary: --osl LIST and --disagg LIST (with 'agg', and a
+// --decode-tp of their own) give one row per output length × split, each equal to `opscope
+// llm --gen-len O [--disagg P:D --prefill-tp X --decode-tp Y] --engine E` run alone: the
+// roofline columns llm's own, the predicted_* columns llm.predicted's (a disaggregated row's
+// TTFT with its KV transfer, the column predicted_kv_transfer_s).
+TEST(SweepCli, OslAndDisaggRowsEqualLlmRuns) {
+  const std::string model = "llama-3.1-8b";
+  const Outcome sweep = RunOpscope(
+      "sweep llm " + model + " --device h200 --phase prefill --isl 2048 --osl 64,256 "
+      "--concurrency 1,16 --tp 1,2 --engine vllm --disagg agg,1:1,1:3 --decode-tp 2");
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const auto rows = ParseCsv(sweep.out);
+  // 2 tps × 2 output lengths × 3 splits × 2 batches.
+  ASSERT_EQ(rows.size(), 1u + 2 * 2 * 3 * 2);
+  const std::vector<std::string>& h = rows[0];
+  EXPECT_EQ(h, (std::vector<std::string>{
+                   "model", "device", "recipe", "phase", "tp", "ep", "pp", "dp_attention",
+                   "devices", "prefill_workers", "decode_workers", "prefill_tp", "decode_tp",
+                   "batch", "context", "gen_len", "step_time_s", "tokens_per_s", "tpot_s",
+                   "ttft_s", "bound", "max_batch", "fits", "predicted_step_time_s",
+                   "predicted_tokens_per_s", "predicted_tpot_s", "predicted_ttft_s",
+                   "predicted_kv_transfer_s"}));
+  simdjson::dom::parser parser;
+  size_t disaggregated = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    ASSERT_EQ(r.size(), h.size());
+    auto at = [&](std::string_view name) { return r[Column(h, name)]; };
+    auto number = [&](std::string_view name) { return std::strtod(at(name).c_str(), nullptr); };
+    std::string args = "llm " + model + " --device h200 --phase prefill --prompt " +
+                       at("context") + " --gen-len " + at("gen_len") + " --batch " + at("batch") +
+                       " --tp " + at("tp") + " --engine vllm --format json";
+    const bool disagg = !at("prefill_workers").empty();
+    if (disagg) {
+      // The row's split: the --decode-tp given, the prefill tp the row's.
+      EXPECT_EQ(at("decode_tp"), "2");
+      EXPECT_EQ(at("prefill_tp"), at("tp"));
+      args += " --disagg " + at("prefill_workers") + ":" + at("decode_workers") +
+              " --prefill-tp " + at("prefill_tp") + " --decode-tp " + at("decode_tp");
+      ++disaggregated;
+    }
+    const Outcome one = RunOpscope(args);
+    ASSERT_EQ(one.status, 0) << args << ": " << one.err;
+    simdjson::dom::element llm = parser.parse(one.out)["llm"];
+    EXPECT_EQ(number("tpot_s"), llm["tpot_s"].get_double().value()) << args;
+    EXPECT_EQ(number("ttft_s"), llm["ttft_s"].get_double().value()) << args;
+    simdjson::dom::element p = llm["predicted"];
+    EXPECT_EQ(number("predicted_tpot_s"), p["tpot_s"].get_double().value()) << args;
+    EXPECT_EQ(number("predicted_ttft_s"), p["ttft_s"].get_double().value()) << args;
+    EXPECT_EQ(number("predicted_tokens_per_s"), p["tokens_per_s"].get_double().value()) << args;
+    const std::string_view mode = p["dynamics"]["mode"].get_string().value();
+    EXPECT_EQ(mode, disagg ? "disaggregated" : "aggregated") << args;
+    if (disagg) {
+      EXPECT_EQ(number("predicted_kv_transfer_s"),
+                p["dynamics"]["kv_transfer_s"].get_double().value())
+          << args;
+    } else {
+      EXPECT_EQ(at("predicted_kv_transfer_s"), "") << args;
+    }
+  }
+  EXPECT_EQ(disaggregated, 2u * 2 * 2 * 2);
+  // JSON names the split of each point (null: aggregated) and its output length.
+  const Outcome json = RunOpscope(
+      "sweep llm " + model + " --device h200 --isl 2048 --osl 64 --concurrency 8 --engine vllm "
+      "--disagg agg,2:1 --prefill-tp 2 --format json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  simdjson::dom::array points = parser.parse(json.out)["points"].get_array();
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_TRUE(points.at(0)["disagg"].is_null());
+  EXPECT_TRUE(points.at(0)["predicted"]["kv_transfer_s"].is_null());
+  EXPECT_EQ(points.at(1)["disagg"]["prefill_workers"].get_int64().value(), 2);
+  EXPECT_EQ(points.at(1)["disagg"]["decode_workers"].get_int64().value(), 1);
+  EXPECT_EQ(points.at(1)["disagg"]["prefill_tp"].get_int64().value(), 2);
+  EXPECT_EQ(points.at(1)["disagg"]["decode_tp"].get_int64().value(), 1);  // the row's tp
+  EXPECT_EQ(points.at(1)["gen_len"].get_int64().value(), 64);
+  EXPECT_GT(points.at(1)["predicted"]["kv_transfer_s"].get_double().value(), 0);
+}
+
+// A predicted disaggregated `opscope plan` point is a sweep row: its reproduce command (one
+// `opscope llm ... --disagg x:y --prefill-tp a --decode-tp b` run of the whole deployment)
+// with `sweep llm` for `llm` and --isl for --prompt is a one-row sweep whose predicted
+// figures are the point's.
+TEST(SweepCli, PredictedDisaggPlanPointsAreSweepRows) {
+  const Outcome plan = RunOpscope(
+      "plan llama-3.1-8b --device h200 --gpus 8 --isl 2048 --osl 256 --ttft-ms 800 --tpot-ms 8 "
+      "--disagg --format json");
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element result = parser.parse(plan.out)["plan"];
+  ASSERT_EQ(std::string_view(result["estimate"].get_string().value()), "predicted");
+  size_t checked = 0;
+  for (simdjson::dom::element p : result["front"].get_array()) {
+    if (std::string_view(p["mode"].get_string().value()) != "disagg") continue;
+    std::string command(p["reproduce"].get_string().value());
+    ASSERT_TRUE(command.starts_with("opscope llm ")) << command;
+    command = "sweep llm " + command.substr(12);
+    const size_t prompt = command.find(" --prompt ");
+    ASSERT_NE(prompt, std::string::npos) << command;
+    command.replace(prompt, 10, " --isl ");
+    const Outcome sweep = RunOpscope(command + " --format json");
+    ASSERT_EQ(sweep.status, 0) << command << ": " << sweep.err;
+    simdjson::dom::parser sp;
+    simdjson::dom::array points = sp.parse(sweep.out)["points"].get_array();
+    ASSERT_EQ(points.size(), 1u) << command;
+    simdjson::dom::element q = points.at(0)["predicted"];
+    EXPECT_EQ(q["ttft_s"].get_double().value(), p["ttft_s"].get_double().value()) << command;
+    EXPECT_EQ(q["tpot_s"].get_double().value(), p["tpot_s"].get_double().value()) << command;
+    EXPECT_DOUBLE_EQ(q["tokens_per_s"].get_double().value(),
+                     p["tokens_per_s"].get_double().value())
+        << command;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u) << "the front has no disaggregated point";
+}
+
+// Bad values of the request axes: one line naming the option, status 2, nothing on stdout.
+TEST(SweepCli, RequestAxisErrors) {
+  const std::string base = "sweep llm llama-3.1-8b --batch 1 --context 512 ";
+  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
+           {"--osl 0", "option '--gen-len'"},
+           {"--osl 64,x", "option '--gen-len'"},
+           {"--osl 8 --engine vllm --disagg 1:x", "option '--disagg'"},
+           {"--osl 8 --engine vllm --disagg 1:1,1:1", "option '--disagg'"},
+           {"--osl 8 --disagg 1:1", "option '--disagg': needs --engine"},
+           {"--engine vllm --disagg 1:1", "option '--disagg': needs --gen-len"},
+           {"--osl 8 --prefill-tp 2", "option '--prefill-tp': only with --disagg"},
+           {"--osl 8 --engine vllm --disagg 1:1 --decode-tp 0", "option '--decode-tp'"},
+           {"--osl 8 --engine vllm --disagg 1:1 --prefill-tp 3", "no deployment of the grid can run"}}) {
+    const Outcome o = RunOpscope(base + args);
+    EXPECT_EQ(o.status, 2) << args;
+    EXPECT_TRUE(o.err.starts_with("opscope: error: ")) << o.err;
+    EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << o.err;
+    EXPECT_NE(o.err.find(option), std::string::npos) << args << ": " << o.err;
+    EXPECT_EQ(o.out, "") << args;
+  }
+}
+
 TEST(SweepCli, FormatsAndErrors) {
   const Outcome json = RunOpscope("sweep llm llama-3.1-8b --batch 1,2 --context 1024 --format json");
   ASSERT_EQ(json.status, 0) << json.err;
