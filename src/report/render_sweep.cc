@@ -82,13 +82,18 @@ size_t CsvBoundBytes(const std::vector<std::string>& prefix, size_t rows, bool p
   return (longest_prefix + kMaxNumberBytes * (predicted ? 2 : 1)) * rows;
 }
 
+// Whether the rows have request axes (--gen-len/--osl, --disagg): a serving per prefix and
+// their columns.
+bool HasRequestAxes(const SweepResult& rep) { return HasGenLen(rep) || rep.disagg; }
+
 // Appends the CSV records of rows [begin, end) (their leading fields from `prefix`) to `out`,
-// which has room for them (CsvBoundBytes).
+// which has room for them (CsvBoundBytes). kRequests: HasRequestAxes (compiled apart, so a
+// sweep without them formats its rows as it did before they existed).
+template <bool kRequests>
 void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<std::string>& prefix,
                    size_t begin, size_t end) {
   const size_t recipes = rep.recipes.size(), deployments = rep.deployments.size();
   const size_t servings = std::max<size_t>(1, rep.servings.size());  // none: built by hand
-  const bool gen_len = HasGenLen(rep);
   // GCC 12 cannot see that to_chars stays far inside the buffer (< 192 of 384 bytes a row).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
@@ -96,8 +101,12 @@ void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<s
   // prefix are numbers and fixed words: nothing to quote).
   for (size_t i = begin; i < end; ++i) {
     const SweepRow& row = rep.rows[i];
-    out += prefix[((row.device * recipes + row.recipe) * deployments + row.deployment) * servings +
-                  row.serving];
+    const size_t k = (row.device * recipes + row.recipe) * deployments + row.deployment;
+    if constexpr (kRequests) {
+      out += prefix[k * servings + row.serving];
+    } else {
+      out += prefix[k];
+    }
     char buf[2 * kMaxNumberBytes];
     char* p = buf;
     char* const last = buf + sizeof buf;
@@ -110,9 +119,11 @@ void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<s
     *p++ = ',';
     number(row.context);
     *p++ = ',';
-    if (gen_len) {  // --gen-len/--osl
-      number(*rep.servings[row.serving].gen_len);
-      *p++ = ',';
+    if constexpr (kRequests) {
+      if (const std::optional<int64_t>& gen_len = rep.servings[row.serving].gen_len) {
+        number(*gen_len);  // --gen-len/--osl
+        *p++ = ',';
+      }
     }
     char* const step = p;
     number(row.step_time_s);
@@ -144,9 +155,11 @@ void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<s
       if (q.tpot_s) number(*q.tpot_s);
       *p++ = ',';
       if (q.ttft_s) number(*q.ttft_s);
-      if (rep.disagg) {  // --disagg: the KV transfer in the TTFT (empty: aggregated)
-        *p++ = ',';
-        if (q.kv_transfer_s) number(*q.kv_transfer_s);
+      if constexpr (kRequests) {
+        if (rep.disagg) {  // --disagg: the KV transfer in the TTFT (empty: aggregated)
+          *p++ = ',';
+          if (q.kv_transfer_s) number(*q.kv_transfer_s);
+        }
       }
     }
     word("\n");
@@ -227,7 +240,11 @@ std::vector<std::string> RenderSweepCsvParts(const SweepResult& rep, unsigned th
     const size_t begin = slice_begin(k), end = slice_begin(k + 1);
     ReserveHugePages(parts[k], parts[k].size() +
                                    CsvBoundBytes(prefix, end - begin, !rep.predicted.empty()));
-    AppendCsvRows(parts[k], rep, prefix, begin, end);
+    if (HasRequestAxes(rep)) {
+      AppendCsvRows<true>(parts[k], rep, prefix, begin, end);
+    } else {
+      AppendCsvRows<false>(parts[k], rep, prefix, begin, end);
+    }
   };
   for (size_t k = 1; k < slices; ++k) {
     try {

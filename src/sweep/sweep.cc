@@ -12,6 +12,7 @@
 
 #include "llm/predicted.h"
 #include "roofline/roofline.h"
+#include "support/checked_math.h"
 #include "support/huge_pages.h"
 #include "sweep/step_plan.h"
 
@@ -68,13 +69,14 @@ std::vector<SweepServing> Servings(const Grid& g) {
   return out;
 }
 
-// How many servings Servings(g) makes (counted, not built: the lists may be long).
-uint64_t ServingCount(const Grid& g) {
+// How many servings Servings(g) makes (counted, not built: the lists may be long); nullopt
+// past 64 bits.
+std::optional<uint64_t> ServingCount(const Grid& g) {
+  const std::optional<uint64_t> per_split = CheckedMul(Axis(g.prefill_tps), Axis(g.decode_tps));
+  if (!per_split) return std::nullopt;
   uint64_t splits = 0;
-  for (const std::optional<llm::Disagg>& d : g.disaggs) {
-    splits += d ? Axis(g.prefill_tps) * Axis(g.decode_tps) : 1;
-  }
-  return Axis(g.gen_lens) * std::max<uint64_t>(splits, 1);
+  for (const std::optional<llm::Disagg>& d : g.disaggs) splits += d ? *per_split : 1;
+  return CheckedMul(Axis(g.gen_lens), std::max<uint64_t>(splits, 1));
 }
 
 // --disagg with what it needs: an engine (the split is the engine's serving dynamics) and
@@ -178,13 +180,16 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
     if (!value) continue;
     if (auto ok = llm::CheckDegree(option, *value); !ok) return ok;
   }
-  const uint64_t points = static_cast<uint64_t>(g.batches.size()) * g.contexts.size() * devices *
-                          g.weights.size() * Axis(g.tps) * Axis(g.eps) * Axis(g.pps) *
-                          Axis(g.dp_attentions) * ServingCount(g);
-  if (points > kMaxPoints) {
+  std::optional<uint64_t> points = ServingCount(g);
+  for (uint64_t axis : {uint64_t{g.batches.size()}, uint64_t{g.contexts.size()}, uint64_t{devices},
+                        uint64_t{g.weights.size()}, Axis(g.tps), Axis(g.eps), Axis(g.pps),
+                        Axis(g.dp_attentions)}) {
+    if (points) points = CheckedMul(*points, axis);
+  }
+  if (!points || *points > kMaxPoints) {
     return MakeError("options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
                      "'--pp', '--dp-attention', '--gen-len', '--disagg': " +
-                     std::to_string(points) + " points is more than " +
+                     (points ? std::to_string(*points) : "2^64 or more") + " points is more than " +
                      std::to_string(kMaxPoints) + " per sweep");
   }
   return {};
