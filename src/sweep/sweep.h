@@ -1,12 +1,12 @@
 // `opscope sweep llm`: one LLM over the grid recipe × device × deployment (tp × ep × pp) ×
 // request (output length × disaggregation split) × batch × context, each point the figures
-// `opscope llm` prints for it. The serving model is
-// llm's: per recipe a llm::ModelBuild, per device and deployment a llm::Serving (the stages'
-// step graphs, built once), and each point's figures are llm::ServingFigures of its stage times
-// — from step plans compiled once per stage (step_plan.h), or the full analysis
-// (llm::Evaluate) where a plan gives a point up or --gen-len asks for whole requests.
-// Deployments the model or device cannot take (heads not divisible by tp, ...) are skipped and
-// listed in the result with the reason; a grid with none that can run is an error.
+// `opscope llm` prints for it. The serving model is llm's: per recipe a llm::ModelBuild, per
+// device and deployment a llm::Serving (the stages' step graphs, built once), and each point's
+// figures are llm::ServingFigures of its stage times — from step plans compiled once per stage
+// (step_plan.h), or the full analysis (llm::Evaluate) where a plan gives a point up or
+// --gen-len asks for whole requests. Deployments the model or device cannot take (heads not
+// divisible by tp, ...) are skipped and listed in the result with the reason, as are
+// disaggregated splits whose workers it cannot take; a grid with none that can run is an error.
 //
 // The result is plain data: one row per point, in grid order (context fastest); report/
 // renders it.
