@@ -20,6 +20,13 @@ std::optional<int64_t> ParsePositive(std::string_view s) {
   return v;
 }
 
+// Whether `s` is an integer that int64 cannot hold ("99999999999999999999").
+bool OutOfRange(std::string_view s) {
+  int64_t v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc::result_out_of_range && r.ptr == s.data() + s.size();
+}
+
 }  // namespace
 
 Result<std::vector<int64_t>> ParseIntList(std::string_view option, std::string_view text,
@@ -43,6 +50,7 @@ Result<std::vector<int64_t>> ParseIntList(std::string_view option, std::string_v
     const size_t dots = item.find("..");
     if (dots == std::string_view::npos) {
       const auto v = ParsePositive(item);
+      if (!v && OutOfRange(item)) return bad(item, "is outside the 64-bit integer range");
       if (!v) return bad(item, "is not a positive integer");
       if (auto ok = add(*v, item); !ok) return std::unexpected(ok.error());
       continue;
