@@ -274,6 +274,7 @@ std::string RenderSweepJson(const SweepResult& rep) {
   w.Key("phase").Value(llm::PhaseName(rep.phase));
   if (rep.engine) w.Key("engine").Value(*rep.engine);  // --engine
   w.Key("points").BeginArray();
+  const SweepServing kStep;  // a result built without servings (by hand): single steps
   for (size_t i = 0; i < rep.rows.size(); ++i) {
     const SweepRow& row = rep.rows[i];
     out += '\n';
@@ -286,7 +287,6 @@ std::string RenderSweepJson(const SweepResult& rep) {
     w.Key("pp").Value(dep.pp);
     w.Key("dp_attention").Value(dep.dp_attention);
     w.Key("devices").Value(dep.devices);
-    static const SweepServing kStep;  // a result built without servings: single steps
     const SweepServing& serving = row.serving < rep.servings.size() ? rep.servings[row.serving] : kStep;
     if (rep.disagg) {  // --disagg: the split, null for an aggregated point
       w.Key("disagg");
