@@ -610,6 +610,16 @@ class Sweeper {
       predictor.emplace(std::move(*p));
       rep_.engine = predictor->engine();
     }
+    return RunServings(build, degrees, **serving, predictor ? &*predictor : nullptr,
+                       {static_cast<uint32_t>(d), recipe, deployment, 0});
+  }
+
+  // The rows of one deployed `serving` (ids: its device, recipe and deployment) under each of
+  // the grid's servings; a disaggregated one whose workers cannot be deployed is skipped.
+  Result<void> RunServings(const std::shared_ptr<const llm::ModelBuild>& build,
+                           const llm::Degrees& degrees, const llm::Serving& serving,
+                           const llm::ServingPredictor* predictor, GridRunner::Ids ids) {
+    const device::Device& device = spec_.devices[ids.device];
     for (size_t k = 0; k < rep_.servings.size(); ++k) {
       const SweepServing& request = rep_.servings[k];
       if (request.disagg) {
@@ -617,16 +627,15 @@ class Sweeper {
         if (!why_not) return std::unexpected(why_not.error());
         if (!why_not->empty()) {
           rep_.skipped.push_back(DegreesLabel(degrees) + ", " + DisaggLabel(*request.disagg) +
-                                 " on " + device.name + ", " + rep_.recipes[recipe] + ": " +
+                                 " on " + device.name + ", " + rep_.recipes[ids.recipe] + ": " +
                                  *why_not);
           done_ += per_grid_;
           continue;
         }
       }
-      GridRunner runner(spec_, **serving, request, rep_, predictor ? &*predictor : nullptr);
-      auto ok = runner.Run({static_cast<uint32_t>(d), recipe, deployment, static_cast<uint32_t>(k)},
-                           [this](uint64_t n) { Tick(n); });
-      if (!ok) return ok;
+      ids.serving = static_cast<uint32_t>(k);
+      GridRunner runner(spec_, serving, request, rep_, predictor);
+      if (auto ok = runner.Run(ids, [this](uint64_t n) { Tick(n); }); !ok) return ok;
     }
     return {};
   }
