@@ -68,7 +68,7 @@ void SweepPoints(benchmark::State& state, const std::optional<std::string>& engi
   spec.weights = {std::nullopt};
   spec.threads = 1;
   spec.engine = engine;
-  if (state.range(0) == 1) spec.gen_len = 128;
+  if (state.range(0) == 1) spec.gen_lens = {128};
   size_t points = 0;
   for (auto _ : state) {
     auto rep = sweep::RunSweep(spec);

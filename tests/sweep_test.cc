@@ -64,6 +64,25 @@ TEST(SweepList, BadListsNameTheOptionAndItem) {
   EXPECT_EQ(ParseNameList("--device", "h100-sxm,h200")->size(), 2u);
 }
 
+// --disagg LIST: "agg" or P:D per item, as `opscope llm --disagg` reads P:D.
+TEST(SweepList, DisaggLists) {
+  const auto splits = ParseDisaggList("agg,1:1,2:6");
+  ASSERT_TRUE(splits) << splits.error().message;
+  ASSERT_EQ(splits->size(), 3u);
+  EXPECT_FALSE((*splits)[0]);
+  EXPECT_EQ((*splits)[1]->prefill_workers, 1);
+  EXPECT_EQ((*splits)[2]->prefill_workers, 2);
+  EXPECT_EQ((*splits)[2]->decode_workers, 6);
+  for (const auto& [text, fragment] : std::vector<std::pair<const char*, const char*>>{
+           {"1:1,,2:2", "empty item"}, {"1", "got '1'"}, {"1:0", "got '1:0'"},
+           {"1:1,agg,1:1", "'1:1' is listed twice"}, {"x:y", "got 'x:y'"}}) {
+    auto r = ParseDisaggList(text);
+    ASSERT_FALSE(r) << text;
+    EXPECT_TRUE(r.error().message.starts_with("option '--disagg': ")) << r.error().message;
+    EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+  }
+}
+
 // ---- The plan equals the full analysis ----------------------------------------------------
 
 struct Model {
@@ -222,26 +241,29 @@ SweepSpec SweepOf(const llm::Model& model, std::initializer_list<const char*> de
   return s;
 }
 
-// The `opscope llm` request of one row's point.
+// The `opscope llm` request of one row's point (its --gen-len the row's).
 llm::Request RequestAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
-                       const SweepRow& row, std::optional<int64_t> gen_len) {
+                       const SweepRow& row) {
   llm::Request r;
   r.model = model.name;
   r.recipe.weights = s.weights[row.recipe];
   r.device = rep.devices[row.device];
   const SweepDeployment& d = rep.deployments[row.deployment];
-  r.degrees = {d.tp, d.ep, d.pp, d.dp_attention, std::nullopt, std::nullopt};
+  // --dp-attention as the sweep was given it (none: llm's default, as the sweep's).
+  r.degrees = {d.tp, d.ep, d.pp,
+               s.dp_attentions.empty() ? std::nullopt : std::optional(d.dp_attention),
+               std::nullopt, std::nullopt};
   r.workload.phase = s.phase;
   r.workload.batch = row.batch;
   r.workload.context = row.context;
-  r.workload.gen_len = gen_len;
+  r.workload.gen_len = rep.servings.at(row.serving).gen_len;
   return r;
 }
 
 // What `opscope llm` computes for one row's point (llm::RunLlm, the command's one call).
 llm::Figures LlmAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
-                   const SweepRow& row, std::optional<int64_t> gen_len = std::nullopt) {
-  auto run = llm::RunLlm(RequestAt(model, s, rep, row, gen_len));
+                   const SweepRow& row) {
+  auto run = llm::RunLlm(RequestAt(model, s, rep, row));
   EXPECT_TRUE(run) << run.error().message;
   return run ? run->evaluation.figures : llm::Figures{};
 }
@@ -365,29 +387,43 @@ TEST(RunSweep, BatchBlocksEqualLlm) {
   }
 }
 
+// --gen-len/--osl as an axis: each output length's rows are `opscope llm --gen-len O` at that
+// point, in grid order (output length outside batch × context).
 TEST(RunSweep, GenLenRunsTheFullRequest) {
   const llm::Model model = PresetModel("llama-3.1-8b");
   SweepSpec s = SweepOf(model, {"h100-sxm"});
   s.batches = {1, 8};
-  s.contexts = {1024};
-  s.gen_len = 64;
+  s.contexts = {1024, 3000};
+  s.gen_lens = {64, 1, 700};
   auto rep = RunSweep(s);
   ASSERT_TRUE(rep);
-  EXPECT_EQ(rep->points_by_full_analysis, 2u);
-  for (const SweepRow& row : rep->rows) {
-    const llm::Figures f = LlmAt(model, s, *rep, row, 64);
-    EXPECT_EQ(row.tpot_s, f.tpot_s);
-    EXPECT_EQ(row.ttft_s, f.ttft_s);
+  ASSERT_EQ(rep->rows.size(), 3u * 2 * 2);
+  EXPECT_EQ(rep->points_by_full_analysis, 12u);
+  ASSERT_EQ(rep->servings.size(), 3u);
+  for (size_t i = 0; i < rep->rows.size(); ++i) {
+    const SweepRow& row = rep->rows[i];
+    EXPECT_EQ(rep->servings[row.serving].gen_len, s.gen_lens[i / 4]) << i;
+    EXPECT_EQ(row.batch, s.batches[i / 2 % 2]) << i;
+    EXPECT_EQ(row.context, s.contexts[i % 2]) << i;
+    const llm::Figures f = LlmAt(model, s, *rep, row);
+    ASSERT_TRUE(f.tpot_s) << i;
+    EXPECT_EQ(row.tpot_s, f.tpot_s) << i;
+    EXPECT_EQ(row.ttft_s, f.ttft_s) << i;
+    EXPECT_EQ(row.max_batch, f.max_batch) << i;  // the memory at prompt + output
   }
+  // Longer requests hold more KV: the largest batch never grows with the output length.
+  EXPECT_GE(rep->rows[4].max_batch, rep->rows[8].max_batch);
+  EXPECT_GT(rep->rows[4].max_batch, rep->rows[8].max_batch);
 }
 
 // What `opscope llm --engine E` predicts for one row's point (llm.predicted: RunLlmPredicted,
 // the command's one call).
 llm::Predicted PredictedAt(const llm::Model& model, const SweepSpec& s, const SweepResult& rep,
                            const SweepRow& row) {
-  const llm::Request r = RequestAt(model, s, rep, row, s.gen_len);
+  const llm::Request r = RequestAt(model, s, rep, row);
   llm::PredictOptions o;
   o.engine = s.engine;
+  o.disagg = rep.servings.at(row.serving).disagg;  // --disagg P:D --prefill-tp --decode-tp
   auto run = llm::RunLlmPredicted(r, o);
   EXPECT_TRUE(run) << run.error().message;
   return run ? run->predicted : llm::Predicted{};
@@ -396,7 +432,8 @@ llm::Predicted PredictedAt(const llm::Model& model, const SweepSpec& s, const Sw
 // --engine: every predicted row (the engine timing the compiled plans' nodes) equals
 // llm.predicted at its point — bit for bit: the same node times summed in the same order —
 // for dense, MoE and MLA models, both phases, a deployment with a pipeline, and whole
-// requests (--gen-len: the serving dynamics over the plans' steps).
+// requests (--gen-len: the serving dynamics over the plans' steps), of several output lengths
+// and, with --disagg, disaggregated (`opscope llm --disagg P:D --prefill-tp --decode-tp`).
 TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
   struct PredictedCase {
     const char* preset;
@@ -404,16 +441,25 @@ TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
     const char* engine;
     llm::Phase phase;
     std::vector<int64_t> tps, eps, pps;
-    std::optional<int64_t> gen_len;
+    std::vector<int64_t> gen_lens;
+    std::vector<std::optional<llm::Disagg>> disaggs{};
+    std::vector<int64_t> prefill_tps{}, decode_tps{};
   };
   const llm::Phase decode = llm::Phase::kDecode, prefill = llm::Phase::kPrefill;
+  const llm::Disagg one_one{1, 1, std::nullopt, std::nullopt}, two_three{2, 3, std::nullopt,
+                                                                         std::nullopt};
   for (const PredictedCase& c : {PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {}, {}, {}, {}},
                         PredictedCase{"qwen3-30b-a3b", "h200", "sglang", prefill, {}, {}, {}, {}},
                         PredictedCase{"deepseek-v3", "h200", "trtllm", decode, {2}, {8}, {1, 3}, {}},
                         PredictedCase{"llama-3.1-70b-instruct", "h200", "vllm", prefill, {2, 4}, {}, {2},
                              {}},
-                        PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {1, 2}, {}, {}, 40},
-                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", decode, {}, {1, 2}, {}, 9}}) {
+                        PredictedCase{"llama-3.1-8b", "h100-sxm", "vllm", decode, {1, 2}, {}, {}, {40}},
+                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", decode, {}, {1, 2}, {}, {9, 100}},
+                        // Disaggregated: the split at the row's tp, and at tps of its own.
+                        PredictedCase{"llama-3.1-8b", "h200", "vllm", prefill, {1, 2}, {}, {},
+                                      {64, 300}, {std::nullopt, one_one, two_three}},
+                        PredictedCase{"qwen3-30b-a3b", "h200", "sglang", decode, {}, {1, 2}, {},
+                                      {50}, {one_one}, {1, 4}, {2}}}) {
     const llm::Model model = PresetModel(c.preset);
     SweepSpec s = SweepOf(model, {c.device});
     s.phase = c.phase;
@@ -422,7 +468,10 @@ TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
     s.tps = c.tps;
     s.eps = c.eps;
     s.pps = c.pps;
-    s.gen_len = c.gen_len;
+    s.gen_lens = c.gen_lens;
+    s.disaggs = c.disaggs;
+    s.prefill_tps = c.prefill_tps;
+    s.decode_tps = c.decode_tps;
     s.engine = c.engine;
     auto rep = RunSweep(s);
     ASSERT_TRUE(rep) << rep.error().message;
@@ -433,9 +482,12 @@ TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
       const PredictedRow& got = rep->predicted[i];
       const llm::Predicted want = PredictedAt(model, s, *rep, row);
       const SweepDeployment& d = rep->deployments[row.deployment];
+      const SweepServing& serving = rep->servings[row.serving];
       const std::string where = std::string(c.preset) + " tp " + std::to_string(d.tp) + " ep " +
                                 std::to_string(d.ep) + " pp " + std::to_string(d.pp) + " " +
-                                std::to_string(row.batch) + "x" + std::to_string(row.context);
+                                std::to_string(row.batch) + "x" + std::to_string(row.context) +
+                                " osl " + std::to_string(serving.gen_len.value_or(0)) +
+                                (serving.disagg ? " disagg" : "");
       EXPECT_GT(got.step_time_s, 0) << where;
       EXPECT_EQ(got.step_time_s, want.step_time_s) << where;
       EXPECT_EQ(got.tokens_per_s, want.tokens_per_s) << where;
@@ -445,8 +497,37 @@ TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
                                         : c.phase == decode ? std::optional(want.step_time_s)
                                                             : std::nullopt)
           << where;
+      // --disagg: the split's KV transfer, part of its TTFT; none for an aggregated row.
+      ASSERT_EQ(got.kv_transfer_s.has_value(), serving.disagg.has_value()) << where;
+      if (!serving.disagg) continue;
+      ASSERT_TRUE(want.dynamics) << where;
+      EXPECT_EQ(want.dynamics->mode, "disaggregated") << where;
+      EXPECT_EQ(got.kv_transfer_s, want.dynamics->figures.kv_transfer_s) << where;
+      EXPECT_GT(*got.kv_transfer_s, 0) << where;
+      EXPECT_GT(*got.ttft_s, *got.kv_transfer_s) << where;
     }
   }
+}
+
+// A disaggregated split whose workers the model cannot take at their tp is skipped and named
+// (as a deployment is); the rest of the grid runs.
+TEST(RunSweep, DisaggSplitsTheModelCannotTakeAreSkipped) {
+  const llm::Model model = PresetModel("llama-3.1-8b");  // 32 heads, 8 KV heads
+  SweepSpec s = SweepOf(model, {"h200"});
+  s.batches = {4};
+  s.contexts = {1024};
+  s.gen_lens = {32};
+  s.engine = "vllm";
+  s.disaggs = {std::nullopt, llm::Disagg{1, 1, std::nullopt, std::nullopt}};
+  s.prefill_tps = {2, 3};
+  auto rep = RunSweep(s);
+  ASSERT_TRUE(rep) << rep.error().message;
+  // agg, 1:1 at prefill tp 2, 1:1 at prefill tp 3 (skipped): two rows.
+  ASSERT_EQ(rep->servings.size(), 3u);
+  ASSERT_EQ(rep->rows.size(), 2u);
+  ASSERT_EQ(rep->skipped.size(), 1u);
+  EXPECT_NE(rep->skipped[0].find("disagg 1:1, prefill-tp 3"), std::string::npos) << rep->skipped[0];
+  EXPECT_NE(rep->skipped[0].find("option '--prefill-tp'"), std::string::npos) << rep->skipped[0];
 }
 
 // The grid's options are checked once, in the library, naming the option.
@@ -464,8 +545,24 @@ TEST(RunSweep, BadOptionsNameTheOption) {
   x.mem_util = 1.5;
   expect_error(x, "option '--mem-util': must be in (0, 1], got 1.500000");
   x = s;
-  x.gen_len = 0;
+  x.gen_lens = {5, 0};
   expect_error(x, "option '--gen-len': must be positive, got 0");
+  // --disagg: an engine's prediction of whole requests.
+  x = s;
+  x.disaggs = {llm::Disagg{}};
+  x.gen_lens = {8};
+  expect_error(x, "option '--disagg': needs --engine E (disaggregated figures are an engine's "
+                  "predictions, as opscope llm --disagg gives them)");
+  x.engine = "vllm";
+  x.gen_lens.clear();
+  expect_error(x, "option '--disagg': needs --gen-len/--osl (a disaggregated deployment serves "
+                  "whole requests)");
+  x.gen_lens = {8};
+  x.decode_tps = {0};
+  expect_error(x, "option '--decode-tp': must be positive, got 0");
+  x = s;
+  x.prefill_tps = {2};
+  expect_error(x, "option '--prefill-tp': only with --disagg P:D");
   x = s;
   x.tps = {1, 70000};
   expect_error(x, "option '--tp': must be at most 65536, got 70000");
@@ -490,7 +587,25 @@ TEST(RunSweep, BadOptionsNameTheOption) {
   x.contexts.resize(1 << 13);
   std::iota(x.contexts.begin(), x.contexts.end(), 1);
   expect_error(x, "options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
-                  "'--pp', '--dp-attention': 134217728 points is more than 67108864 per sweep");
+                  "'--pp', '--dp-attention', '--gen-len', '--disagg': 134217728 points is more "
+                  "than 67108864 per sweep");
+  // The request axes count: 33 batches x 4,096 contexts x 64 output lengths x 2 splits x 2 x 2
+  // tps.
+  x = s;
+  x.contexts.resize(1 << 12);
+  std::iota(x.contexts.begin(), x.contexts.end(), 1);
+  x.gen_lens.resize(64);
+  std::iota(x.gen_lens.begin(), x.gen_lens.end(), 1);
+  x.engine = "vllm";
+  x.disaggs = {llm::Disagg{1, 1, std::nullopt, std::nullopt},
+               llm::Disagg{1, 2, std::nullopt, std::nullopt}};
+  x.prefill_tps = {1, 2};
+  x.decode_tps = {1, 2};
+  x.batches.resize(33);
+  std::iota(x.batches.begin(), x.batches.end(), 1);
+  expect_error(x, "options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
+                  "'--pp', '--dp-attention', '--gen-len', '--disagg': 69206016 points is more "
+                  "than 67108864 per sweep");
   // --dp-attention is a LIST axis: each value checked, naming it.
   SweepSpec dp = s;
   dp.dp_attentions = {2, 0};
@@ -701,6 +816,143 @@ TEST(SweepCli, PlanPointsAreSweepRows) {
       ASSERT_NE(it, rows.end()) << where;
       EXPECT_DOUBLE_EQ(it->second[side.field].get_double().value(), side.want) << where;
     }
+  }
+}
+
+// The request axes through the binary: --osl LIST and --disagg LIST (with 'agg', and a
+// --decode-tp of their own) give one row per output length × split, each equal to `opscope
+// llm --gen-len O [--disagg P:D --prefill-tp X --decode-tp Y] --engine E` run alone: the
+// roofline columns llm's own, the predicted_* columns llm.predicted's (a disaggregated row's
+// TTFT with its KV transfer, the column predicted_kv_transfer_s).
+TEST(SweepCli, OslAndDisaggRowsEqualLlmRuns) {
+  const std::string model = "llama-3.1-8b";
+  const Outcome sweep = RunOpscope(
+      "sweep llm " + model + " --device h200 --phase prefill --isl 2048 --osl 64,256 "
+      "--concurrency 1,16 --tp 1,2 --engine vllm --disagg agg,1:1,1:3 --decode-tp 2");
+  ASSERT_EQ(sweep.status, 0) << sweep.err;
+  const auto rows = ParseCsv(sweep.out);
+  // 2 tps × 2 output lengths × 3 splits × 2 batches.
+  ASSERT_EQ(rows.size(), 1u + 2 * 2 * 3 * 2);
+  const std::vector<std::string>& h = rows[0];
+  EXPECT_EQ(h, (std::vector<std::string>{
+                   "model", "device", "recipe", "phase", "tp", "ep", "pp", "dp_attention",
+                   "devices", "prefill_workers", "decode_workers", "prefill_tp", "decode_tp",
+                   "batch", "context", "gen_len", "step_time_s", "tokens_per_s", "tpot_s",
+                   "ttft_s", "bound", "max_batch", "fits", "predicted_step_time_s",
+                   "predicted_tokens_per_s", "predicted_tpot_s", "predicted_ttft_s",
+                   "predicted_kv_transfer_s"}));
+  simdjson::dom::parser parser;
+  size_t disaggregated = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    ASSERT_EQ(r.size(), h.size());
+    auto at = [&](std::string_view name) { return r[Column(h, name)]; };
+    auto number = [&](std::string_view name) { return std::strtod(at(name).c_str(), nullptr); };
+    std::string args = "llm " + model + " --device h200 --phase prefill --prompt " +
+                       at("context") + " --gen-len " + at("gen_len") + " --batch " + at("batch") +
+                       " --tp " + at("tp") + " --engine vllm --format json";
+    const bool disagg = !at("prefill_workers").empty();
+    if (disagg) {
+      // The row's split: the --decode-tp given, the prefill tp the row's.
+      EXPECT_EQ(at("decode_tp"), "2");
+      EXPECT_EQ(at("prefill_tp"), at("tp"));
+      args += " --disagg " + at("prefill_workers") + ":" + at("decode_workers") +
+              " --prefill-tp " + at("prefill_tp") + " --decode-tp " + at("decode_tp");
+      ++disaggregated;
+    }
+    const Outcome one = RunOpscope(args);
+    ASSERT_EQ(one.status, 0) << args << ": " << one.err;
+    simdjson::dom::element llm = parser.parse(one.out)["llm"];
+    EXPECT_EQ(number("tpot_s"), llm["tpot_s"].get_double().value()) << args;
+    EXPECT_EQ(number("ttft_s"), llm["ttft_s"].get_double().value()) << args;
+    simdjson::dom::element p = llm["predicted"];
+    EXPECT_EQ(number("predicted_tpot_s"), p["tpot_s"].get_double().value()) << args;
+    EXPECT_EQ(number("predicted_ttft_s"), p["ttft_s"].get_double().value()) << args;
+    EXPECT_EQ(number("predicted_tokens_per_s"), p["tokens_per_s"].get_double().value()) << args;
+    const std::string_view mode = p["dynamics"]["mode"].get_string().value();
+    EXPECT_EQ(mode, disagg ? "disaggregated" : "aggregated") << args;
+    if (disagg) {
+      EXPECT_EQ(number("predicted_kv_transfer_s"),
+                p["dynamics"]["kv_transfer_s"].get_double().value())
+          << args;
+    } else {
+      EXPECT_EQ(at("predicted_kv_transfer_s"), "") << args;
+    }
+  }
+  EXPECT_EQ(disaggregated, 2u * 2 * 2 * 2);
+  // JSON names the split of each point (null: aggregated) and its output length.
+  const Outcome json = RunOpscope(
+      "sweep llm " + model + " --device h200 --isl 2048 --osl 64 --concurrency 8 --engine vllm "
+      "--disagg agg,2:1 --prefill-tp 2 --format json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  simdjson::dom::array points = parser.parse(json.out)["points"].get_array();
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_TRUE(points.at(0)["disagg"].is_null());
+  EXPECT_TRUE(points.at(0)["predicted"]["kv_transfer_s"].is_null());
+  EXPECT_EQ(points.at(1)["disagg"]["prefill_workers"].get_int64().value(), 2);
+  EXPECT_EQ(points.at(1)["disagg"]["decode_workers"].get_int64().value(), 1);
+  EXPECT_EQ(points.at(1)["disagg"]["prefill_tp"].get_int64().value(), 2);
+  EXPECT_EQ(points.at(1)["disagg"]["decode_tp"].get_int64().value(), 1);  // the row's tp
+  EXPECT_EQ(points.at(1)["gen_len"].get_int64().value(), 64);
+  EXPECT_GT(points.at(1)["predicted"]["kv_transfer_s"].get_double().value(), 0);
+}
+
+// A predicted disaggregated `opscope plan` point is a sweep row: its reproduce command (one
+// `opscope llm ... --disagg x:y --prefill-tp a --decode-tp b` run of the whole deployment)
+// with `sweep llm` for `llm` and --isl for --prompt is a one-row sweep whose predicted
+// figures are the point's.
+TEST(SweepCli, PredictedDisaggPlanPointsAreSweepRows) {
+  const Outcome plan = RunOpscope(
+      "plan llama-3.1-8b --device h200 --gpus 8 --isl 2048 --osl 256 --ttft-ms 800 --tpot-ms 8 "
+      "--disagg --format json");
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element result = parser.parse(plan.out)["plan"];
+  ASSERT_EQ(std::string_view(result["estimate"].get_string().value()), "predicted");
+  size_t checked = 0;
+  for (simdjson::dom::element p : result["front"].get_array()) {
+    if (std::string_view(p["mode"].get_string().value()) != "disagg") continue;
+    std::string command(p["reproduce"].get_string().value());
+    ASSERT_TRUE(command.starts_with("opscope llm ")) << command;
+    command = "sweep llm " + command.substr(12);
+    const size_t prompt = command.find(" --prompt ");
+    ASSERT_NE(prompt, std::string::npos) << command;
+    command.replace(prompt, 10, " --isl ");
+    const Outcome sweep = RunOpscope(command + " --format json");
+    ASSERT_EQ(sweep.status, 0) << command << ": " << sweep.err;
+    simdjson::dom::parser sp;
+    simdjson::dom::array points = sp.parse(sweep.out)["points"].get_array();
+    ASSERT_EQ(points.size(), 1u) << command;
+    simdjson::dom::element q = points.at(0)["predicted"];
+    EXPECT_EQ(q["ttft_s"].get_double().value(), p["ttft_s"].get_double().value()) << command;
+    EXPECT_EQ(q["tpot_s"].get_double().value(), p["tpot_s"].get_double().value()) << command;
+    EXPECT_DOUBLE_EQ(q["tokens_per_s"].get_double().value(),
+                     p["tokens_per_s"].get_double().value())
+        << command;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u) << "the front has no disaggregated point";
+}
+
+// Bad values of the request axes: one line naming the option, status 2, nothing on stdout.
+TEST(SweepCli, RequestAxisErrors) {
+  const std::string base = "sweep llm llama-3.1-8b --batch 1 --context 512 ";
+  for (const auto& [args, option] : std::vector<std::pair<std::string, std::string>>{
+           {"--osl 0", "option '--gen-len'"},
+           {"--osl 64,x", "option '--gen-len'"},
+           {"--osl 8 --engine vllm --disagg 1:x", "option '--disagg'"},
+           {"--osl 8 --engine vllm --disagg 1:1,1:1", "option '--disagg'"},
+           {"--osl 8 --disagg 1:1", "option '--disagg': needs --engine"},
+           {"--engine vllm --disagg 1:1", "option '--disagg': needs --gen-len"},
+           {"--osl 8 --prefill-tp 2", "option '--prefill-tp': only with --disagg"},
+           {"--osl 8 --engine vllm --disagg 1:1 --decode-tp 0", "option '--decode-tp'"},
+           {"--osl 8 --engine vllm --disagg 1:1 --prefill-tp 3", "no deployment of the grid can run"}}) {
+    const Outcome o = RunOpscope(base + args);
+    EXPECT_EQ(o.status, 2) << args;
+    EXPECT_TRUE(o.err.starts_with("opscope: error: ")) << o.err;
+    EXPECT_EQ(o.err.find('\n'), o.err.size() - 1) << o.err;
+    EXPECT_NE(o.err.find(option), std::string::npos) << args << ": " << o.err;
+    EXPECT_EQ(o.out, "") << args;
   }
 }
 

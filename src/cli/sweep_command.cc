@@ -29,6 +29,7 @@ struct SweepOptions {
   std::optional<std::string> weights;
   std::string phase = "decode";
   std::optional<std::string> tp, ep, pp, dp_attention;
+  std::optional<std::string> gen_len, disagg, prefill_tp, decode_tp;
   std::string format = "csv";
   std::string output = "-";
   sweep::Grid grid;  // the options every point shares
@@ -80,12 +81,20 @@ Result<sweep::SweepRequest> ParseAxes(const SweepOptions& o) {
   r.devices = std::move(*devices);
   for (const auto& [option, text, out] :
        {std::tuple{"--tp", &o.tp, &r.tps}, std::tuple{"--ep", &o.ep, &r.eps},
-        std::tuple{"--pp", &o.pp, &r.pps}, std::tuple{"--dp-attention", &o.dp_attention,
-                                                      &r.dp_attentions}}) {
+        std::tuple{"--pp", &o.pp, &r.pps},
+        std::tuple{"--dp-attention", &o.dp_attention, &r.dp_attentions},
+        std::tuple{"--gen-len", &o.gen_len, &r.gen_lens},
+        std::tuple{"--prefill-tp", &o.prefill_tp, &r.prefill_tps},
+        std::tuple{"--decode-tp", &o.decode_tp, &r.decode_tps}}) {
     if (!*text) continue;
     auto values = sweep::ParseIntList(option, **text);
     if (!values) return std::unexpected(values.error());
     *out = std::move(*values);
+  }
+  if (o.disagg) {
+    auto splits = sweep::ParseDisaggList(*o.disagg);
+    if (!splits) return std::unexpected(splits.error());
+    r.disaggs = std::move(*splits);
   }
   if (o.weights) {
     auto names = sweep::ParseNameList("--weights", *o.weights);
@@ -135,7 +144,8 @@ Command AddSweepCommand(CLI::App& root) {
       "prompt length. Points come from a step plan compiled once per recipe whose numbers equal\n"
       "the full analysis; --gen-len runs the full analysis per point. --tp/--ep/--pp sweep the\n"
       "deployment's degrees (as opscope llm takes them); combinations the model or device cannot\n"
-      "take are skipped, counted on stderr and listed in JSON/HTML.");
+      "take are skipped, counted on stderr and listed in JSON/HTML. --disagg P:D[,P:D...] (and\n"
+      "'agg') predicts each point as opscope llm --disagg P:D does (with --engine and --osl).");
   app->add_option("MODEL", o->model, "Preset name (opscope llm --list) or path to a config.json")
       ->required();
   app->add_option("--model-type", o->model_type,
@@ -161,8 +171,16 @@ Command AddSweepCommand(CLI::App& root) {
   app->add_option("--engine", o->grid.engine,
                   "Also predict every point with this serving engine's profile (vllm, sglang, "
                   "trtllm, llama.cpp, roofline, or a profile .json; docs/engines.md)");
-  app->add_option("--gen-len,--osl", o->grid.gen_len,
-                  "Time whole requests: prefill, then this many decode steps (full analysis per point)");
+  app->add_option("--gen-len,--osl", o->gen_len,
+                  "Time whole requests: prefill, then this many decode steps: LIST (full analysis "
+                  "per point)");
+  app->add_option("--disagg", o->disagg,
+                  "With --engine and --gen-len: predict disaggregated serving, P:D prefill and "
+                  "decode workers, comma-separated ('agg': aggregated)");
+  app->add_option("--prefill-tp", o->prefill_tp,
+                  "With --disagg: a prefill worker's tensor-parallel degree: LIST (default: --tp)");
+  app->add_option("--decode-tp", o->decode_tp,
+                  "With --disagg: a decode worker's tensor-parallel degree: LIST (default: --tp)");
   app->add_option("--mem-util", o->grid.mem_util, "Fraction of device memory for weights + KV + state")
       ->capture_default_str();
   app->add_option("--tp", o->tp, "Tensor-parallel degrees: LIST (default 1)");

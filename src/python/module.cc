@@ -175,9 +175,11 @@ PYBIND11_MODULE(_opscope, m) {
          std::optional<std::string> tp, std::optional<std::string> ep,
          std::optional<std::string> pp, std::optional<std::string> activations,
          std::optional<std::string> kv_dtype, std::optional<std::string> state_dtype,
-         std::optional<int64_t> gen_len, double mem_util, std::optional<int64_t> dp_attention,
+         std::optional<std::string> gen_len, double mem_util, std::optional<int64_t> dp_attention,
          std::optional<int64_t> gpus_per_node, std::optional<int64_t> micro_batches,
-         std::optional<std::string> model_type, std::optional<std::string> engine) {
+         std::optional<std::string> model_type, std::optional<std::string> engine,
+         std::optional<std::string> disagg, std::optional<std::string> prefill_tp,
+         std::optional<std::string> decode_tp) {
         opscope::sweep::SweepRequest r;
         r.model = std::move(model);
         r.parse.model_type = std::move(model_type);
@@ -194,7 +196,10 @@ PYBIND11_MODULE(_opscope, m) {
         r.kv_dtype = std::move(kv_dtype);
         r.state_dtype = std::move(state_dtype);
         r.mem_util = mem_util;
-        r.gen_len = gen_len;
+        ParseListOption("--gen-len", gen_len, r.gen_lens);
+        if (disagg) r.disaggs = Take(opscope::sweep::ParseDisaggList(*disagg));
+        ParseListOption("--prefill-tp", prefill_tp, r.prefill_tps);
+        ParseListOption("--decode-tp", decode_tp, r.decode_tps);
         if (dp_attention) r.dp_attentions = {*dp_attention};
         r.gpus_per_node = gpus_per_node;
         r.micro_batches = micro_batches;
@@ -205,7 +210,8 @@ PYBIND11_MODULE(_opscope, m) {
       py::arg("weights"), py::arg("phase"), py::arg("tp"), py::arg("ep"), py::arg("pp"),
       py::arg("activations"), py::arg("kv_dtype"), py::arg("state_dtype"), py::arg("gen_len"),
       py::arg("mem_util"), py::arg("dp_attention"), py::arg("gpus_per_node"),
-      py::arg("micro_batches"), py::arg("model_type"), py::arg("engine"));
+      py::arg("micro_batches"), py::arg("model_type"), py::arg("engine"), py::arg("disagg"),
+      py::arg("prefill_tp"), py::arg("decode_tp"));
 
   m.def(
       "plan",

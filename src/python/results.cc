@@ -172,8 +172,37 @@ py::dict PointColumns(const sweep::SweepResult& rep, const std::vector<sweep::Sw
   c.Add<int64_t>("pp", [&](size_t i) { return dep(i).pp; });
   c.Add<int64_t>("dp_attention", [&](size_t i) { return dep(i).dp_attention; });
   c.Add<int64_t>("devices", [&](size_t i) { return dep(i).devices; });
+  auto serving = [&](size_t i) -> const sweep::SweepServing& {
+    return rep.servings[rows[i].serving];
+  };
+  if (rep.disagg) {  // disagg=: the split (NaN for an aggregated row, the CSV's empty field)
+    auto side = [&](size_t i, auto field) -> std::optional<double> {
+      const std::optional<llm::Disagg>& g = serving(i).disagg;
+      if (!g) return std::nullopt;
+      return static_cast<double>(field(*g, dep(i)));
+    };
+    c.AddOptional("prefill_workers", [&](size_t i) {
+      return side(i, [](const llm::Disagg& g, const sweep::SweepDeployment&) { return g.prefill_workers; });
+    });
+    c.AddOptional("decode_workers", [&](size_t i) {
+      return side(i, [](const llm::Disagg& g, const sweep::SweepDeployment&) { return g.decode_workers; });
+    });
+    c.AddOptional("prefill_tp", [&](size_t i) {
+      return side(i, [](const llm::Disagg& g, const sweep::SweepDeployment& d) {
+        return g.prefill_tp.value_or(d.tp);
+      });
+    });
+    c.AddOptional("decode_tp", [&](size_t i) {
+      return side(i, [](const llm::Disagg& g, const sweep::SweepDeployment& d) {
+        return g.decode_tp.value_or(d.tp);
+      });
+    });
+  }
   c.Add<int64_t>("batch", [&](size_t i) { return rows[i].batch; });
   c.Add<int64_t>("context", [&](size_t i) { return rows[i].context; });
+  if (!rep.servings.empty() && rep.servings.front().gen_len) {  // gen_len= / osl=
+    c.Add<int64_t>("gen_len", [&](size_t i) { return *serving(i).gen_len; });
+  }
   c.Add<double>("step_time_s", [&](size_t i) { return rows[i].step_time_s; });
   c.Add<double>("tokens_per_s", [&](size_t i) { return rows[i].tokens_per_s; });
   c.AddOptional("tpot_s", [&](size_t i) { return rows[i].tpot_s; });
@@ -187,6 +216,9 @@ py::dict PointColumns(const sweep::SweepResult& rep, const std::vector<sweep::Sw
     c.Add<double>("predicted_tokens_per_s", [&](size_t i) { return q[i].tokens_per_s; });
     c.AddOptional("predicted_tpot_s", [&](size_t i) { return q[i].tpot_s; });
     c.AddOptional("predicted_ttft_s", [&](size_t i) { return q[i].ttft_s; });
+    if (rep.disagg) {
+      c.AddOptional("predicted_kv_transfer_s", [&](size_t i) { return q[i].kv_transfer_s; });
+    }
   }
   return c.Finish();
 }

@@ -24,6 +24,7 @@ namespace opscope::report {
 using sweep::SweepDeployment;
 using sweep::SweepResult;
 using sweep::SweepRow;
+using sweep::SweepServing;
 using sweep::PredictedRow;
 
 namespace {
@@ -39,13 +40,37 @@ std::string DeploymentLabel(const SweepDeployment& d) {
   return s;
 }
 
+// Whether the rows are whole requests (--gen-len/--osl: all of them or none).
+bool HasGenLen(const SweepResult& rep) {
+  return !rep.servings.empty() && rep.servings.front().gen_len.has_value();
+}
+
+// A disaggregated split's tensor-parallel degree on one side (nullopt: the row's tp).
+int64_t SideTp(const std::optional<int64_t>& tp, const SweepDeployment& d) {
+  return tp.value_or(d.tp);
+}
+
+// "osl 256, disagg 1:3 (prefill tp 2, decode tp 8)" for charts and the HTML table.
+std::string ServingLabel(const SweepServing& s, const SweepDeployment& d) {
+  std::string label;
+  if (s.gen_len) label = "osl " + std::to_string(*s.gen_len);
+  if (s.disagg) {
+    label += (label.empty() ? "" : ", ") + std::string("disagg ") +
+             std::to_string(s.disagg->prefill_workers) + ":" +
+             std::to_string(s.disagg->decode_workers) + " (prefill tp " +
+             std::to_string(SideTp(s.disagg->prefill_tp, d)) + ", decode tp " +
+             std::to_string(SideTp(s.disagg->decode_tp, d)) + ")";
+  }
+  return label;
+}
+
 }  // namespace
 
 namespace {
 
-// A CSV record is its prefix and at most kMaxNumberBytes of numbers (two integers of 20
+// A CSV record is its prefix and at most kMaxNumberBytes of numbers (three integers of 20
 // digits, four shortest doubles of 24 characters, a bound, a count and a flag, with commas:
-// < 192).
+// < 192), and with --engine at most as many again (five doubles).
 constexpr size_t kMaxNumberBytes = 192;
 
 // The most bytes `rows` records take: reserved once, on huge pages — a 9 MB string grown by
@@ -53,15 +78,22 @@ constexpr size_t kMaxNumberBytes = 192;
 size_t CsvBoundBytes(const std::vector<std::string>& prefix, size_t rows, bool predicted) {
   size_t longest_prefix = 0;
   for (const std::string& p : prefix) longest_prefix = std::max(longest_prefix, p.size());
-  // --engine: four more numbers a row (< kMaxNumberBytes).
+  // --engine: four or five more numbers a row (< kMaxNumberBytes).
   return (longest_prefix + kMaxNumberBytes * (predicted ? 2 : 1)) * rows;
 }
 
+// Whether the rows have request axes (--gen-len/--osl, --disagg): a serving per prefix and
+// their columns.
+bool HasRequestAxes(const SweepResult& rep) { return HasGenLen(rep) || rep.disagg; }
+
 // Appends the CSV records of rows [begin, end) (their leading fields from `prefix`) to `out`,
-// which has room for them (CsvBoundBytes).
+// which has room for them (CsvBoundBytes). kRequests: HasRequestAxes (compiled apart, so a
+// sweep without them formats its rows as it did before they existed).
+template <bool kRequests>
 void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<std::string>& prefix,
                    size_t begin, size_t end) {
   const size_t recipes = rep.recipes.size(), deployments = rep.deployments.size();
+  const size_t servings = std::max<size_t>(1, rep.servings.size());  // none: built by hand
   // GCC 12 cannot see that to_chars stays far inside the buffer (< 192 of 384 bytes a row).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
@@ -69,7 +101,12 @@ void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<s
   // prefix are numbers and fixed words: nothing to quote).
   for (size_t i = begin; i < end; ++i) {
     const SweepRow& row = rep.rows[i];
-    out += prefix[(row.device * recipes + row.recipe) * deployments + row.deployment];
+    const size_t k = (row.device * recipes + row.recipe) * deployments + row.deployment;
+    if constexpr (kRequests) {
+      out += prefix[k * servings + row.serving];
+    } else {
+      out += prefix[k];
+    }
     char buf[2 * kMaxNumberBytes];
     char* p = buf;
     char* const last = buf + sizeof buf;
@@ -82,6 +119,12 @@ void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<s
     *p++ = ',';
     number(row.context);
     *p++ = ',';
+    if constexpr (kRequests) {
+      if (const std::optional<int64_t>& gen_len = rep.servings[row.serving].gen_len) {
+        number(*gen_len);  // --gen-len/--osl
+        *p++ = ',';
+      }
+    }
     char* const step = p;
     number(row.step_time_s);
     const size_t step_len = static_cast<size_t>(p - step);
@@ -112,6 +155,12 @@ void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<s
       if (q.tpot_s) number(*q.tpot_s);
       *p++ = ',';
       if (q.ttft_s) number(*q.ttft_s);
+      if constexpr (kRequests) {
+        if (rep.disagg) {  // --disagg: the KV transfer in the TTFT (empty: aggregated)
+          *p++ = ',';
+          if (q.kv_transfer_s) number(*q.kv_transfer_s);
+        }
+      }
     }
     word("\n");
     out.append(buf, p);
@@ -125,8 +174,18 @@ std::vector<std::string> RenderSweepCsvParts(const SweepResult& rep, unsigned th
   std::string out;
   CsvWriter w(out);
   for (const char* h : {"model", "device", "recipe", "phase", "tp", "ep", "pp", "dp_attention",
-                        "devices", "batch", "context", "step_time_s", "tokens_per_s", "tpot_s",
-                        "ttft_s", "bound", "max_batch", "fits"}) {
+                        "devices"}) {
+    w.Field(h);
+  }
+  if (rep.disagg) {  // --disagg: the split (empty for an aggregated row)
+    for (const char* h : {"prefill_workers", "decode_workers", "prefill_tp", "decode_tp"}) {
+      w.Field(h);
+    }
+  }
+  w.Field("batch").Field("context");
+  if (HasGenLen(rep)) w.Field("gen_len");
+  for (const char* h : {"step_time_s", "tokens_per_s", "tpot_s", "ttft_s", "bound", "max_batch",
+                        "fits"}) {
     w.Field(h);
   }
   if (!rep.predicted.empty()) {  // --engine: the engine's figures (llm.predicted)
@@ -134,21 +193,33 @@ std::vector<std::string> RenderSweepCsvParts(const SweepResult& rep, unsigned th
                           "predicted_ttft_s"}) {
       w.Field(h);
     }
+    if (rep.disagg) w.Field("predicted_kv_transfer_s");
   }
   w.EndRecord();
-  // The leading fields repeat for every point of one device, recipe and deployment: render
-  // them once.
+  // The leading fields repeat for every point of one device, recipe, deployment and serving:
+  // render them once.
   const size_t recipes = rep.recipes.size(), deployments = rep.deployments.size();
-  std::vector<std::string> prefix(rep.devices.size() * recipes * deployments);
+  const size_t servings = std::max<size_t>(1, rep.servings.size());  // none: built by hand
+  std::vector<std::string> prefix(rep.devices.size() * recipes * deployments * servings);
   for (size_t d = 0; d < rep.devices.size(); ++d) {
     for (size_t r = 0; r < recipes; ++r) {
       for (size_t k = 0; k < deployments; ++k) {
-        std::string& p = prefix[(d * recipes + r) * deployments + k];
-        const SweepDeployment& dep = rep.deployments[k];
-        CsvWriter pw(p);
-        pw.Field(rep.model).Field(rep.devices[d]).Field(rep.recipes[r]).Field(PhaseOf(rep));
-        pw.Field(dep.tp).Field(dep.ep).Field(dep.pp).Field(dep.dp_attention).Field(dep.devices);
-        p += ',';
+        for (size_t s = 0; s < servings; ++s) {
+          std::string& p = prefix[((d * recipes + r) * deployments + k) * servings + s];
+          const SweepDeployment& dep = rep.deployments[k];
+          CsvWriter pw(p);
+          pw.Field(rep.model).Field(rep.devices[d]).Field(rep.recipes[r]).Field(PhaseOf(rep));
+          pw.Field(dep.tp).Field(dep.ep).Field(dep.pp).Field(dep.dp_attention).Field(dep.devices);
+          if (rep.disagg) {
+            if (const std::optional<llm::Disagg>& g = rep.servings.at(s).disagg) {
+              pw.Field(g->prefill_workers).Field(g->decode_workers);
+              pw.Field(SideTp(g->prefill_tp, dep)).Field(SideTp(g->decode_tp, dep));
+            } else {
+              pw.Field("").Field("").Field("").Field("");
+            }
+          }
+          p += ',';
+        }
       }
     }
   }
@@ -169,7 +240,11 @@ std::vector<std::string> RenderSweepCsvParts(const SweepResult& rep, unsigned th
     const size_t begin = slice_begin(k), end = slice_begin(k + 1);
     ReserveHugePages(parts[k], parts[k].size() +
                                    CsvBoundBytes(prefix, end - begin, !rep.predicted.empty()));
-    AppendCsvRows(parts[k], rep, prefix, begin, end);
+    if (HasRequestAxes(rep)) {
+      AppendCsvRows<true>(parts[k], rep, prefix, begin, end);
+    } else {
+      AppendCsvRows<false>(parts[k], rep, prefix, begin, end);
+    }
   };
   for (size_t k = 1; k < slices; ++k) {
     try {
@@ -199,6 +274,7 @@ std::string RenderSweepJson(const SweepResult& rep) {
   w.Key("phase").Value(llm::PhaseName(rep.phase));
   if (rep.engine) w.Key("engine").Value(*rep.engine);  // --engine
   w.Key("points").BeginArray();
+  const SweepServing kStep;  // a result built without servings (by hand): single steps
   for (size_t i = 0; i < rep.rows.size(); ++i) {
     const SweepRow& row = rep.rows[i];
     out += '\n';
@@ -211,8 +287,23 @@ std::string RenderSweepJson(const SweepResult& rep) {
     w.Key("pp").Value(dep.pp);
     w.Key("dp_attention").Value(dep.dp_attention);
     w.Key("devices").Value(dep.devices);
+    const SweepServing& serving = row.serving < rep.servings.size() ? rep.servings[row.serving] : kStep;
+    if (rep.disagg) {  // --disagg: the split, null for an aggregated point
+      w.Key("disagg");
+      if (serving.disagg) {
+        w.BeginObject();
+        w.Key("prefill_workers").Value(serving.disagg->prefill_workers);
+        w.Key("decode_workers").Value(serving.disagg->decode_workers);
+        w.Key("prefill_tp").Value(SideTp(serving.disagg->prefill_tp, dep));
+        w.Key("decode_tp").Value(SideTp(serving.disagg->decode_tp, dep));
+        w.EndObject();
+      } else {
+        w.Null();
+      }
+    }
     w.Key("batch").Value(row.batch);
     w.Key("context").Value(row.context);
+    if (serving.gen_len) w.Key("gen_len").Value(*serving.gen_len);
     w.Key("step_time_s").Value(row.step_time_s);
     w.Key("tokens_per_s").Value(row.tokens_per_s);
     w.Key("tpot_s").Value(row.tpot_s);
@@ -227,6 +318,7 @@ std::string RenderSweepJson(const SweepResult& rep) {
       w.Key("tokens_per_s").Value(q.tokens_per_s);
       w.Key("tpot_s").Value(q.tpot_s);
       w.Key("ttft_s").Value(q.ttft_s);
+      if (rep.disagg) w.Key("kv_transfer_s").Value(q.kv_transfer_s);
       w.EndObject();
     }
     w.EndObject();
@@ -263,16 +355,19 @@ struct Series {
 
 std::vector<Series> BuildSeries(const SweepResult& rep, const std::vector<int64_t>& contexts,
                                 size_t* all_series = nullptr) {
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, int64_t>, Series> by_key;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, int64_t>, Series> by_key;
   const std::set<int64_t> charted(contexts.begin(), contexts.end());
   for (const SweepRow& r : rep.rows) {
     if (!charted.contains(r.context)) continue;
-    Series& s = by_key[{r.recipe, r.device, r.deployment, r.context}];
+    Series& s = by_key[{r.recipe, r.device, r.deployment, r.serving, r.context}];
     if (s.label.empty()) {
       s.label = (rep.phase == llm::Phase::kPrefill ? "prompt " : "ctx ") + std::to_string(r.context) +
                 ", " + rep.devices[r.device];
       if (rep.recipes.size() > 1) s.label += ", " + rep.recipes[r.recipe];
       if (rep.deployments.size() > 1) s.label += ", " + DeploymentLabel(rep.deployments[r.deployment]);
+      if (rep.servings.size() > 1) {  // (none: a result built by hand)
+        s.label += ", " + ServingLabel(rep.servings[r.serving], rep.deployments[r.deployment]);
+      }
     }
     s.points.push_back(&r);
   }
@@ -430,6 +525,18 @@ std::string RenderSweepSvg(const SweepResult& rep, bool standalone) {
   return svg.Finish();
 }
 
+namespace {
+
+// A row's deployment in the HTML table, with its serving when the grid has several.
+std::string RowDeploymentLabel(const SweepResult& rep, const SweepRow& r) {
+  const SweepDeployment& d = rep.deployments[r.deployment];
+  std::string label = DeploymentLabel(d);
+  if (rep.servings.size() > 1) label += ", " + ServingLabel(rep.servings[r.serving], d);
+  return label;
+}
+
+}  // namespace
+
 std::string RenderSweepHtml(const SweepResult& rep) {
   std::string out = HtmlPageBegin("opscope sweep: " + rep.model);
   out += "<h1>opscope sweep: " + HtmlEscape(rep.model) + " (" + HtmlEscape(PhaseOf(rep)) + ")</h1>\n";
@@ -491,7 +598,7 @@ std::string RenderSweepHtml(const SweepResult& rep) {
     std::snprintf(v3, sizeof v3, "%.17g", per_seq);
     out += "<tr><td>" + HtmlEscape(rep.devices[r.device]) + "</td><td>" +
            HtmlEscape(rep.recipes[r.recipe]) + "</td><td>" +
-           HtmlEscape(DeploymentLabel(rep.deployments[r.deployment])) + "</td><td class=\"n\" data-v=\"" +
+           HtmlEscape(RowDeploymentLabel(rep, r)) + "</td><td class=\"n\" data-v=\"" +
            std::to_string(r.batch) + "\">" + std::to_string(r.batch) +
            "</td><td class=\"n\" data-v=\"" + std::to_string(r.context) + "\">" +
            std::to_string(r.context) + "</td><td class=\"n\" data-v=\"" + v1 + "\">" +

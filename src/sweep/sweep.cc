@@ -12,6 +12,7 @@
 
 #include "llm/predicted.h"
 #include "roofline/roofline.h"
+#include "support/checked_math.h"
 #include "support/huge_pages.h"
 #include "sweep/step_plan.h"
 
@@ -24,15 +25,85 @@ void AddUnique(std::vector<std::string>& to, const std::vector<std::string>& fro
   }
 }
 
-// The workload of one point (the sweep's --context is a prefill's prompt).
-llm::Workload PointWorkload(const Grid& grid, int64_t batch, int64_t context) {
+// The workload of one point (the sweep's --context is a prefill's prompt) with requests of
+// `gen_len` tokens (nullopt: one step).
+llm::Workload PointWorkload(const Grid& grid, std::optional<int64_t> gen_len, int64_t batch,
+                            int64_t context) {
   llm::Workload w;
   w.phase = grid.phase;
   w.batch = batch;
   w.context = context;
-  w.gen_len = grid.gen_len;
+  w.gen_len = gen_len;
   w.mem_util = grid.mem_util;
   return w;
+}
+
+uint64_t Axis(const std::vector<int64_t>& values) { return std::max<size_t>(values.size(), 1); }
+
+// The grid's request axis: output lengths (outer) × disaggregation splits × prefill tps ×
+// decode tps, or the one single-step, aggregated serving.
+std::vector<SweepServing> Servings(const Grid& g) {
+  std::vector<std::optional<int64_t>> gen_lens(g.gen_lens.begin(), g.gen_lens.end());
+  if (gen_lens.empty()) gen_lens.emplace_back(std::nullopt);
+  std::vector<std::optional<llm::Disagg>> splits;
+  const std::vector<std::optional<int64_t>> row_tp{std::nullopt};
+  auto or_row = [&](const std::vector<int64_t>& tps) {
+    return tps.empty() ? row_tp : std::vector<std::optional<int64_t>>(tps.begin(), tps.end());
+  };
+  for (const std::optional<llm::Disagg>& d : g.disaggs) {
+    if (!d) {
+      splits.emplace_back(std::nullopt);
+      continue;
+    }
+    for (const std::optional<int64_t>& p : or_row(g.prefill_tps)) {
+      for (const std::optional<int64_t>& q : or_row(g.decode_tps)) {
+        splits.emplace_back(llm::Disagg{d->prefill_workers, d->decode_workers, p, q});
+      }
+    }
+  }
+  if (splits.empty()) splits.emplace_back(std::nullopt);
+  std::vector<SweepServing> out;
+  for (const std::optional<int64_t>& o : gen_lens) {
+    for (const std::optional<llm::Disagg>& d : splits) out.push_back({o, d});
+  }
+  return out;
+}
+
+// How many servings Servings(g) makes (counted, not built: the lists may be long); nullopt
+// past 64 bits.
+std::optional<uint64_t> ServingCount(const Grid& g) {
+  const std::optional<uint64_t> per_split = CheckedMul(Axis(g.prefill_tps), Axis(g.decode_tps));
+  if (!per_split) return std::nullopt;
+  uint64_t splits = 0;
+  for (const std::optional<llm::Disagg>& d : g.disaggs) splits += d ? *per_split : 1;
+  return CheckedMul(Axis(g.gen_lens), std::max<uint64_t>(splits, 1));
+}
+
+// --disagg with what it needs: an engine (the split is the engine's serving dynamics) and
+// whole requests; --prefill-tp/--decode-tp only with it.
+Result<void> CheckDisagg(const Grid& g) {
+  if (g.disaggs.empty()) {
+    if (g.prefill_tps.empty() && g.decode_tps.empty()) return {};
+    return MakeError(std::string("option '") +
+                     (g.prefill_tps.empty() ? "--decode-tp" : "--prefill-tp") +
+                     "': only with --disagg P:D");
+  }
+  if (!g.engine) {
+    return MakeError("option '--disagg': needs --engine E (disaggregated figures are an engine's "
+                     "predictions, as opscope llm --disagg gives them)");
+  }
+  if (g.gen_lens.empty()) {
+    return MakeError("option '--disagg': needs --gen-len/--osl (a disaggregated deployment serves "
+                     "whole requests)");
+  }
+  for (const auto& [option, values] :
+       {std::pair<const char*, const std::vector<int64_t>*>{"--prefill-tp", &g.prefill_tps},
+        {"--decode-tp", &g.decode_tps}}) {
+    for (int64_t v : *values) {
+      if (auto ok = llm::CheckDegree(option, v); !ok) return ok;
+    }
+  }
+  return {};
 }
 
 // Copies an optional field by its parts: the row is written in place, and a 16-byte copy of
@@ -72,8 +143,6 @@ SweepRow RowFromEvaluation(const llm::Evaluation& e, int64_t batch, int64_t cont
   return row;
 }
 
-uint64_t Axis(const std::vector<int64_t>& values) { return std::max<size_t>(values.size(), 1); }
-
 // Every option in range (as `opscope llm` checks it), naming it.
 Result<void> CheckGrid(const Grid& g, size_t devices) {
   for (const auto& [option, values] :
@@ -83,11 +152,21 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
   }
   if (devices == 0) return MakeError("option '--device': no values");
   if (g.weights.empty()) return MakeError("option '--weights': no values");
-  // The smallest and the largest batch and context stand for every point.
+  // The smallest and the largest batch, context and output length stand for every point.
   const auto [batch_min, batch_max] = std::minmax_element(g.batches.begin(), g.batches.end());
   const auto [context_min, context_max] = std::minmax_element(g.contexts.begin(), g.contexts.end());
-  if (auto ok = llm::CheckWorkload(PointWorkload(g, *batch_min, *context_min)); !ok) return ok;
-  if (auto ok = llm::CheckWorkload(PointWorkload(g, *batch_max, *context_max)); !ok) return ok;
+  std::optional<int64_t> gen_min, gen_max;
+  if (!g.gen_lens.empty()) {
+    gen_min = *std::min_element(g.gen_lens.begin(), g.gen_lens.end());
+    gen_max = *std::max_element(g.gen_lens.begin(), g.gen_lens.end());
+  }
+  if (auto ok = llm::CheckWorkload(PointWorkload(g, gen_min, *batch_min, *context_min)); !ok) {
+    return ok;
+  }
+  if (auto ok = llm::CheckWorkload(PointWorkload(g, gen_max, *batch_max, *context_max)); !ok) {
+    return ok;
+  }
+  if (auto ok = CheckDisagg(g); !ok) return ok;
   for (const auto& [option, values] :
        {std::pair<const char*, const std::vector<int64_t>*>{"--tp", &g.tps}, {"--ep", &g.eps},
         {"--pp", &g.pps}, {"--dp-attention", &g.dp_attentions}}) {
@@ -101,31 +180,39 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
     if (!value) continue;
     if (auto ok = llm::CheckDegree(option, *value); !ok) return ok;
   }
-  const uint64_t points = static_cast<uint64_t>(g.batches.size()) * g.contexts.size() * devices *
-                          g.weights.size() * Axis(g.tps) * Axis(g.eps) * Axis(g.pps) *
-                          Axis(g.dp_attentions);
-  if (points > kMaxPoints) {
+  std::optional<uint64_t> points = ServingCount(g);
+  for (uint64_t axis : {uint64_t{g.batches.size()}, uint64_t{g.contexts.size()}, uint64_t{devices},
+                        uint64_t{g.weights.size()}, Axis(g.tps), Axis(g.eps), Axis(g.pps),
+                        Axis(g.dp_attentions)}) {
+    if (points) points = CheckedMul(*points, axis);
+  }
+  if (!points || *points > kMaxPoints) {
     return MakeError("options '--batch', '--context', '--device', '--weights', '--tp', '--ep', "
-                     "'--pp', '--dp-attention': " +
-                     std::to_string(points) + " points is more than " +
+                     "'--pp', '--dp-attention', '--gen-len', '--disagg': " +
+                     (points ? std::to_string(*points) : "2^64 or more") + " points is more than " +
                      std::to_string(kMaxPoints) + " per sweep");
   }
   return {};
 }
 
-// The rows of one (recipe, device, deployment) over batch × context.
+// The rows of one (recipe, device, deployment, request serving) over batch × context.
 class GridRunner {
  public:
-  // `predictor`: with --engine, the deployment's (nullptr: no predictions).
-  GridRunner(const SweepSpec& spec, const llm::Serving& serving, SweepResult& rep,
-             const llm::ServingPredictor* predictor)
-      : spec_(spec), serving_(serving), rep_(rep), predictor_(predictor) {}
+  // `predictor`: with --engine, the deployment's (nullptr: no predictions); `request`: how the
+  // requests are served (rep.servings[ids.serving]).
+  GridRunner(const SweepSpec& spec, const llm::Serving& serving, const SweepServing& request,
+             SweepResult& rep, const llm::ServingPredictor* predictor)
+      : spec_(spec), serving_(serving), request_(request), rep_(rep), predictor_(predictor) {
+    modes_.disagg = request.disagg;
+  }
 
   // Appends the grid's rows to the result, in order. A large grid (at least kPointsPerWorker
   // points a worker) is split by batch over threads, each with its own plans (a plan caches
   // as it goes) writing its own rows: the rows are the same for any thread count.
-  Result<void> Run(uint32_t device_index, uint32_t recipe_index, uint32_t deployment_index,
-                   const std::function<void(uint64_t)>& tick) {
+  struct Ids {
+    uint32_t device = 0, recipe = 0, deployment = 0, serving = 0;
+  };
+  Result<void> Run(const Ids& ids, const std::function<void(uint64_t)>& tick) {
     const size_t batches = spec_.batches.size(), contexts = spec_.contexts.size();
     // Tiles of the batch × context grid, each costed in blocks of points that vary in one
     // variable (what the plan evaluates fastest): many contexts → a block per batch over up
@@ -138,7 +225,7 @@ class GridRunner {
     constexpr size_t kPointsPerWorker = 16384;
     const size_t cores = spec_.threads != 0 ? spec_.threads
                                             : std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-    const size_t workers = spec_.gen_len ? 1 : std::max<size_t>(1, std::min({cores, tiles,
+    const size_t workers = request_.gen_len ? 1 : std::max<size_t>(1, std::min({cores, tiles,
                                batches * contexts / kPointsPerWorker}));
     // Every worker costs on plans of its own; with --engine, each stage's node timer.
     plans_.resize(serving_.stage_count());
@@ -156,13 +243,13 @@ class GridRunner {
     // What memory holds at each context (the same for every batch).
     fits_.clear();
     for (int64_t context : spec_.contexts) {
-      const int64_t memory_context = PointWorkload(spec_, 1, context).MemoryContext();
+      const int64_t memory_context = Workload(1, context).MemoryContext();
       fits_.push_back(serving_.Fit(memory_context, spec_.mem_util));
     }
     base_ = rep_.rows.size();
     rep_.rows.resize(base_ + batches * contexts);
     if (predictor_) rep_.predicted.resize(rep_.rows.size());
-    ids_ = {device_index, recipe_index, deployment_index};
+    ids_ = ids;
     std::vector<Worker> work(workers);
     std::vector<std::thread> threads;
     for (size_t w = 1; w < workers; ++w) {
@@ -191,9 +278,6 @@ class GridRunner {
     bool by_context = true;
     size_t tile_b = 1, tile_c = 1;  // batches × contexts per tile
   };
-  struct Ids {
-    uint32_t device = 0, recipe = 0, deployment = 0;
-  };
   // One thread's state: its tile of stage timings, scratch and counts.
   struct Worker {
     std::vector<std::vector<std::optional<StepTiming>>> tile;  // [stage][cell of the tile]
@@ -211,7 +295,7 @@ class GridRunner {
     const size_t batches = spec_.batches.size(), contexts = spec_.contexts.size();
     wk.tile.resize(serving_.stage_count());
     for (auto& t : wk.tile) t.resize(layout_.tile_b * layout_.tile_c);
-    wk.workload = PointWorkload(spec_, 0, 0);
+    wk.workload = Workload(0, 0);
     for (size_t tile = first; tile < end; ++tile) {
       const size_t b0 = tile * layout_.tile_b;
       const size_t nb = std::min(layout_.tile_b, batches - b0);
@@ -228,7 +312,7 @@ class GridRunner {
             if (FromPlan(wk, batch, context, c0 + j, i * nc + j, row)) {
               ++wk.by_plan;
             } else {
-              auto e = llm::Evaluate(serving_, PointWorkload(spec_, batch, context));
+              auto e = llm::Evaluate(serving_, Workload(batch, context));
               if (!e) return std::unexpected(e.error());
               row = RowFromEvaluation(*e, batch, context);
               ++wk.by_full_analysis;
@@ -236,6 +320,7 @@ class GridRunner {
             row.device = ids_.device;
             row.recipe = ids_.recipe;
             row.deployment = ids_.deployment;
+            row.serving = ids_.serving;
             if (predictor_) {
               auto ok = Predict(wk, w, batch, context, c0 + j,
                                 rep_.predicted[base_ + (b0 + i) * contexts + c0 + j]);
@@ -256,7 +341,7 @@ class GridRunner {
   // gives up takes the predictor's full analysis.
   Result<void> Predict(Worker& wk, size_t w, int64_t batch, int64_t context, size_t c,
                        PredictedRow& out) {
-    if (!spec_.gen_len) {
+    if (!request_.gen_len) {
       auto own = PredictStatic(wk, w, batch, context, c, out);
       if (!own) return std::unexpected(own.error());
       if (*own) return {};
@@ -270,13 +355,14 @@ class GridRunner {
       if (!*ok) return std::nullopt;
       return step;
     };
-    auto p = predictor_->PredictFigures(PointWorkload(spec_, batch, context), {}, source);
+    auto p = predictor_->PredictFigures(Workload(batch, context), modes_, source);
     if (!p) return std::unexpected(p.error());
     out.step_time_s = p->step_time_s;
     out.tokens_per_s = p->tokens_per_s;
     out.tpot_s = p->tpot_s;
     if (!p->tpot_s && spec_.phase == llm::Phase::kDecode) out.tpot_s = p->step_time_s;
     out.ttft_s = p->ttft_s;
+    if (request_.disagg && p->dynamics) out.kv_transfer_s = p->dynamics->figures.kv_transfer_s;
     return {};
   }
 
@@ -311,7 +397,7 @@ class GridRunner {
   // plans) into wk.tile[stage][i · nc + j]: blocks over contexts (one batch each) or over
   // batches (one context each). With --gen-len every point takes the full analysis.
   Result<void> CostTile(Worker& wk, size_t w, size_t b0, size_t nb, size_t c0, size_t nc) {
-    if (spec_.gen_len) {
+    if (request_.gen_len) {
       for (auto& t : wk.tile) std::fill(t.begin(), t.end(), std::nullopt);
       return {};
     }
@@ -364,8 +450,15 @@ class GridRunner {
     return true;
   }
 
+  // A point's workload under this runner's serving.
+  llm::Workload Workload(int64_t batch, int64_t context) const {
+    return PointWorkload(spec_, request_.gen_len, batch, context);
+  }
+
   const SweepSpec& spec_;
   const llm::Serving& serving_;
+  const SweepServing& request_;
+  llm::ServingModes modes_;  // the predictor's: --disagg
   SweepResult& rep_;
   const llm::ServingPredictor* predictor_;
   std::vector<std::vector<std::unique_ptr<StepPlan>>> plans_;  // [stage][worker]
@@ -382,6 +475,33 @@ std::string DegreesLabel(const llm::Degrees& g) {
          (g.dp_attention ? ", dp-attention " + std::to_string(*g.dp_attention) : "");
 }
 
+// Why the prefill or decode workers of a disaggregated serving cannot be deployed at their tp
+// (as `opscope llm --disagg` redeploys them: the deployment's degrees at that tp), naming the
+// option; empty when both can. Nothing is built for a tp equal to the deployment's own.
+Result<std::string> DisaggCannotRun(const std::shared_ptr<const llm::ModelBuild>& build,
+                                    const llm::Degrees& degrees, const device::Device& device,
+                                    const llm::Disagg& split) {
+  for (const auto& [option, tp] : {std::pair{"--prefill-tp", split.prefill_tp},
+                                   std::pair{"--decode-tp", split.decode_tp}}) {
+    if (!tp || *tp == degrees.tp) continue;
+    llm::Degrees workers = degrees;
+    workers.tp = *tp;
+    std::string why;
+    auto s = llm::Serving::Deploy(build, workers, device, why);
+    if (!s) return std::unexpected(s.error());
+    if (!*s) return "option '" + std::string(option) + "': " + why;
+  }
+  return std::string();
+}
+
+std::string DisaggLabel(const llm::Disagg& d) {
+  std::string s = "disagg " + std::to_string(d.prefill_workers) + ":" +
+                  std::to_string(d.decode_workers);
+  if (d.prefill_tp) s += ", prefill-tp " + std::to_string(*d.prefill_tp);
+  if (d.decode_tp) s += ", decode-tp " + std::to_string(*d.decode_tp);
+  return s;
+}
+
 // The sweep of one grid whose options CheckGrid has passed.
 class Sweeper {
  public:
@@ -391,11 +511,13 @@ class Sweeper {
     rep_.model = spec_.model->name;
     rep_.phase = spec_.phase;
     for (const device::Device& d : spec_.devices) rep_.devices.push_back(d.name);
-    const uint64_t grid =
-        Axis(spec_.tps) * Axis(spec_.eps) * Axis(spec_.pps) * Axis(spec_.dp_attentions);
-    per_deployment_ = static_cast<uint64_t>(spec_.batches.size()) * spec_.contexts.size();
-    total_ = static_cast<uint64_t>(spec_.weights.size()) * spec_.devices.size() * grid *
-             per_deployment_;
+    rep_.servings = Servings(spec_);
+    rep_.disagg = !spec_.disaggs.empty();
+    const uint64_t grid = Axis(spec_.tps) * Axis(spec_.eps) * Axis(spec_.pps) *
+                          Axis(spec_.dp_attentions) * rep_.servings.size();
+    per_grid_ = static_cast<uint64_t>(spec_.batches.size()) * spec_.contexts.size();
+    per_deployment_ = per_grid_ * rep_.servings.size();
+    total_ = static_cast<uint64_t>(spec_.weights.size()) * spec_.devices.size() * grid * per_grid_;
     // 65,536 rows are ~6 MB: a few huge pages, not 1,400 faults. (Skipped deployments leave
     // part of it untouched.)
     ReserveHugePages(rep_.rows, total_);
@@ -449,7 +571,8 @@ class Sweeper {
     return {};
   }
 
-  // The rows of one deployment on device d, or its entry in `skipped`. The first deployment
+  // The rows of one deployment on device d under each serving (a disaggregated one whose
+  // workers cannot be deployed is skipped), or its entry in `skipped`. The first deployment
   // that runs on each device also runs the full analysis of its first point: its ledger's and
   // roofline's assumptions go in the result.
   Result<void> RunDeployment(const std::shared_ptr<const llm::ModelBuild>& build,
@@ -473,8 +596,9 @@ class Sweeper {
     if (found == rep_.deployments.end()) rep_.deployments.push_back(label);
     if (first_of_device) {
       first_of_device = false;
-      auto e = llm::Evaluate(**serving,
-                             PointWorkload(spec_, spec_.batches.front(), spec_.contexts.front()));
+      auto e = llm::Evaluate(**serving, PointWorkload(spec_, rep_.servings.front().gen_len,
+                                                      spec_.batches.front(),
+                                                      spec_.contexts.front()));
       if (!e) return std::unexpected(e.error());
       AddUnique(rep_.assumptions, e->step.ledger.assumptions);
       AddUnique(rep_.assumptions, e->step.analysis.notes);
@@ -486,15 +610,42 @@ class Sweeper {
       predictor.emplace(std::move(*p));
       rep_.engine = predictor->engine();
     }
-    GridRunner runner(spec_, **serving, rep_, predictor ? &*predictor : nullptr);
-    return runner.Run(static_cast<uint32_t>(d), recipe, deployment,
-                      [this](uint64_t n) { Tick(n); });
+    return RunServings(build, degrees, **serving, predictor ? &*predictor : nullptr,
+                       {static_cast<uint32_t>(d), recipe, deployment, 0});
+  }
+
+  // The rows of one deployed `serving` (ids: its device, recipe and deployment) under each of
+  // the grid's servings; a disaggregated one whose workers cannot be deployed is skipped.
+  Result<void> RunServings(const std::shared_ptr<const llm::ModelBuild>& build,
+                           const llm::Degrees& degrees, const llm::Serving& serving,
+                           const llm::ServingPredictor* predictor, GridRunner::Ids ids) {
+    const device::Device& device = spec_.devices[ids.device];
+    for (size_t k = 0; k < rep_.servings.size(); ++k) {
+      const SweepServing& request = rep_.servings[k];
+      if (request.disagg) {
+        auto why_not = DisaggCannotRun(build, degrees, device, *request.disagg);
+        if (!why_not) return std::unexpected(why_not.error());
+        if (!why_not->empty()) {
+          rep_.skipped.push_back(DegreesLabel(degrees) + ", " + DisaggLabel(*request.disagg) +
+                                 " on " + device.name + ", " + rep_.recipes[ids.recipe] + ": " +
+                                 *why_not);
+          done_ += per_grid_;
+          continue;
+        }
+      }
+      ids.serving = static_cast<uint32_t>(k);
+      GridRunner runner(spec_, serving, request, rep_, predictor);
+      if (auto ok = runner.Run(ids, [this](uint64_t n) { Tick(n); }); !ok) return ok;
+    }
+    return {};
   }
 
   const SweepSpec& spec_;
   const Progress& progress_;
   SweepResult rep_;
-  uint64_t per_deployment_ = 0, total_ = 0, done_ = 0, reported_ = 0;
+  uint64_t per_grid_ = 0;        // points of one batch × context grid
+  uint64_t per_deployment_ = 0;  // of one deployment: a grid per serving
+  uint64_t total_ = 0, done_ = 0, reported_ = 0;
 };
 
 }  // namespace

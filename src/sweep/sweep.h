@@ -1,11 +1,12 @@
 // `opscope sweep llm`: one LLM over the grid recipe × device × deployment (tp × ep × pp) ×
-// batch × context, each point the figures `opscope llm` prints for it. The serving model is
-// llm's: per recipe a llm::ModelBuild, per device and deployment a llm::Serving (the stages'
-// step graphs, built once), and each point's figures are llm::ServingFigures of its stage times
-// — from step plans compiled once per stage (step_plan.h), or the full analysis
-// (llm::Evaluate) where a plan gives a point up or --gen-len asks for whole requests.
-// Deployments the model or device cannot take (heads not divisible by tp, ...) are skipped and
-// listed in the result with the reason; a grid with none that can run is an error.
+// request (output length × disaggregation split) × batch × context, each point the figures
+// `opscope llm` prints for it. The serving model is llm's: per recipe a llm::ModelBuild, per
+// device and deployment a llm::Serving (the stages' step graphs, built once), and each point's
+// figures are llm::ServingFigures of its stage times — from step plans compiled once per stage
+// (step_plan.h), or the full analysis (llm::Evaluate) where a plan gives a point up or
+// --gen-len asks for whole requests. Deployments the model or device cannot take (heads not
+// divisible by tp, ...) are skipped and listed in the result with the reason, as are
+// disaggregated splits whose workers it cannot take; a grid with none that can run is an error.
 //
 // The result is plain data: one row per point, in grid order (context fastest); report/
 // renders it.
@@ -19,6 +20,7 @@
 
 #include "device/device.h"
 #include "llm/model.h"
+#include "llm/predicted.h"
 #include "llm/serving.h"
 #include "support/error.h"
 
@@ -34,10 +36,19 @@ struct SweepDeployment {
   bool operator==(const SweepDeployment&) const = default;
 };
 
+// How a row's requests are served: whole requests of --gen-len/--osl tokens (nullopt: one
+// step) and, with --disagg, the disaggregated split (`opscope llm --disagg P:D --prefill-tp
+// --decode-tp`; nullopt: aggregated; its tps nullopt: the row's tp, as llm's default).
+struct SweepServing {
+  std::optional<int64_t> gen_len;
+  std::optional<llm::Disagg> disagg;
+};
+
 struct SweepRow {
   uint32_t device = 0;      // index into SweepResult::devices
   uint32_t recipe = 0;      // index into SweepResult::recipes
   uint32_t deployment = 0;  // index into SweepResult::deployments
+  uint32_t serving = 0;     // index into SweepResult::servings
   int64_t batch = 0;
   int64_t context = 0;  // decode: cached tokens per sequence; prefill: prompt tokens
   double step_time_s = 0;
@@ -54,6 +65,9 @@ struct PredictedRow {
   double step_time_s = 0, tokens_per_s = 0;
   std::optional<double> tpot_s;  // decode: the predicted step, or the request's with --gen-len
   std::optional<double> ttft_s;  // prefill: the step; with --gen-len: the serving dynamics'
+  // With --disagg: the TTFT spent moving a request's KV to the decode workers (nullopt:
+  // aggregated). The disaggregated ttft_s includes it; the tpot_s has no prompt chunks.
+  std::optional<double> kv_transfer_s;
 };
 
 struct SweepResult {
@@ -62,6 +76,8 @@ struct SweepResult {
   std::vector<std::string> devices;  // ids
   std::vector<std::string> recipes;  // "weights/activations/kv"
   std::vector<SweepDeployment> deployments;
+  std::vector<SweepServing> servings;  // the grid's output lengths × disaggregation splits
+  bool disagg = false;                 // --disagg was given: rows name their split
   std::vector<SweepRow> rows;
   // With --engine: the engine's id and each point's prediction, parallel to `rows` (empty
   // without --engine).
@@ -79,8 +95,10 @@ struct SweepResult {
 
 // The grid's axes and the options every point shares (as `opscope llm` takes them). The
 // serving axes `opscope plan` searches are these: its isl is `contexts` (a prefill's prompt, or
-// the request's prompt with gen_len), its osl `gen_len`, its batch (sequences of one replica,
-// `opscope llm --batch`) `batches`, its split tps × eps × pps × dp_attentions.
+// the request's prompt with gen_lens), its osl `gen_lens`, its batch (sequences of one replica,
+// `opscope llm --batch`; with --disagg the requests in flight of the whole deployment)
+// `batches`, its split tps × eps × pps × dp_attentions, and its disaggregated points `disaggs`
+// × prefill_tps × decode_tps.
 struct Grid {
   llm::Phase phase = llm::Phase::kDecode;
   std::vector<int64_t> batches;
@@ -88,10 +106,17 @@ struct Grid {
   std::vector<std::optional<std::string>> weights;  // nullopt: the config's own
   std::optional<std::string> activations, kv_dtype, state_dtype;
   double mem_util = 0.9;
-  std::optional<int64_t> gen_len;
+  // --gen-len/--osl LIST: time whole requests of each output length (empty: single steps).
+  std::vector<int64_t> gen_lens;
   // --engine: predict every point with this engine's profile (llm::ServingPredictor; one per
   // deployment) beside its roofline figures.
   std::optional<std::string> engine;
+  // --disagg P:D[,P:D...]: each point also predicted as `opscope llm --disagg P:D` (needs
+  // --engine and --gen-len; a nullopt item, "agg", the aggregated prediction), with
+  // --prefill-tp / --decode-tp LISTs (empty: the row's tp). The roofline columns are the
+  // deployment's own, as llm's are.
+  std::vector<std::optional<llm::Disagg>> disaggs;
+  std::vector<int64_t> prefill_tps, decode_tps;
   // Parallel degrees (empty: 1; dp_attentions empty: llm's default, ep/tp when ep > tp), swept
   // as axes; the rest as `opscope llm` takes them.
   std::vector<int64_t> tps, eps, pps, dp_attentions;

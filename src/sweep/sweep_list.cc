@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <optional>
+#include <string>
 #include <unordered_set>
 
 #include "support/split.h"
@@ -17,6 +18,13 @@ std::optional<int64_t> ParsePositive(std::string_view s) {
     return std::nullopt;
   }
   return v;
+}
+
+// Whether `s` is an integer that int64 cannot hold ("99999999999999999999").
+bool OutOfRange(std::string_view s) {
+  int64_t v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc::result_out_of_range && r.ptr == s.data() + s.size();
 }
 
 }  // namespace
@@ -42,6 +50,7 @@ Result<std::vector<int64_t>> ParseIntList(std::string_view option, std::string_v
     const size_t dots = item.find("..");
     if (dots == std::string_view::npos) {
       const auto v = ParsePositive(item);
+      if (!v && OutOfRange(item)) return bad(item, "is outside the 64-bit integer range");
       if (!v) return bad(item, "is not a positive integer");
       if (auto ok = add(*v, item); !ok) return std::unexpected(ok.error());
       continue;
@@ -74,6 +83,26 @@ Result<std::vector<std::string>> ParseNameList(std::string_view option, std::str
                        std::string(text) + "'");
     }
     out.emplace_back(item);
+  }
+  return out;
+}
+
+Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view text) {
+  auto items = ParseNameList("--disagg", text);
+  if (!items) return std::unexpected(items.error());
+  std::vector<std::optional<llm::Disagg>> out;
+  std::unordered_set<std::string> seen;
+  for (const std::string& item : *items) {
+    if (!seen.insert(item).second) {
+      return MakeError("option '--disagg': '" + item + "' is listed twice");
+    }
+    if (item == "agg") {
+      out.emplace_back(std::nullopt);
+      continue;
+    }
+    auto d = llm::ParseDisagg(item);
+    if (!d) return std::unexpected(d.error());
+    out.emplace_back(*d);
   }
   return out;
 }

@@ -29,6 +29,17 @@ CASES = [
      ["sweep", "llm", "llama-3.1-8b", "--batch", "4..1", "--context", "1024"]),
     (lambda: opscope.sweep("llama-3.1-8b", batch=1, context=1024, device=["h100-sxm", "h999"]),
      ["sweep", "llm", "llama-3.1-8b", "--batch", "1", "--context", "1024", "--device", "h100-sxm,h999"]),
+    (lambda: opscope.sweep("llama-3.1-8b", batch=1, context=1024, osl=[8, 0]),
+     ["sweep", "llm", "llama-3.1-8b", "--batch", "1", "--context", "1024", "--osl", "8,0"]),
+    (lambda: opscope.sweep("llama-3.1-8b", batch=1, context=1024, osl=8, engine="vllm",
+                           disagg=["1:1", "2"]),
+     ["sweep", "llm", "llama-3.1-8b", "--batch", "1", "--context", "1024", "--osl", "8",
+      "--engine", "vllm", "--disagg", "1:1,2"]),
+    (lambda: opscope.sweep("llama-3.1-8b", batch=1, context=1024, osl=8, disagg="1:1"),
+     ["sweep", "llm", "llama-3.1-8b", "--batch", "1", "--context", "1024", "--osl", "8",
+      "--disagg", "1:1"]),
+    (lambda: opscope.sweep("llama-3.1-8b", batch=1, context=1024, decode_tp=[2]),
+     ["sweep", "llm", "llama-3.1-8b", "--batch", "1", "--context", "1024", "--decode-tp", "2"]),
 ]
 
 

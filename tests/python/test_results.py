@@ -105,6 +105,41 @@ def test_predicted_sweep_equals_the_cli():
             assert row["predicted_" + field] == want["predicted"][field], field
 
 
+def test_request_axes_equal_the_cli():
+    # osl= (gen_len=) and disagg= are the command line's --osl/--disagg axes: the DataFrame's
+    # columns are the JSON's fields (disagg's object flattened, null as NaN).
+    import math
+    args = ["llama-3.1-8b", "--batch", "1,16", "--context", "2048", "--device", "h200",
+            "--osl", "64,256", "--engine", "vllm", "--disagg", "agg,1:1,1:2", "--prefill-tp", "2"]
+    points = opscope.sweep("llama-3.1-8b", batch=[1, 16], context=2048, device="h200",
+                           osl=[64, 256], engine="vllm", disagg=["agg", "1:1", "1:2"],
+                           prefill_tp=2)["points"]
+    expected = cli_json("sweep", "llm", *args)["points"]
+    assert len(points) == len(expected) == 2 * 3 * 2
+    for (_, row), want in zip(points.iterrows(), expected):
+        assert row["gen_len"] == want["gen_len"]
+        split = want["disagg"]
+        for field in ("prefill_workers", "decode_workers", "prefill_tp", "decode_tp"):
+            if split is None:
+                assert math.isnan(row[field])
+            else:
+                assert row[field] == split[field], field
+        for field in ("tpot_s", "ttft_s"):
+            assert row[field] == want[field], field
+        for field in ("tpot_s", "ttft_s", "tokens_per_s", "kv_transfer_s"):
+            got, value = row["predicted_" + field], want["predicted"][field]
+            assert math.isnan(got) if value is None else got == value, field
+
+
+def test_osl_is_gen_len():
+    a = opscope.sweep("llama-3.1-8b", batch=[1, 4], context=512, osl="8..24:8")
+    b = opscope.sweep("llama-3.1-8b", batch=[1, 4], context=512, gen_len=range(8, 25, 8))
+    assert list(a["points"]["gen_len"]) == [8, 8, 16, 16, 24, 24]
+    assert as_json(a) == as_json(b)
+    with pytest.raises(TypeError):
+        opscope.sweep("llama-3.1-8b", batch=1, context=512, osl=8, gen_len=8)
+
+
 def test_sweep_rows_equal_llm():
     points = opscope.sweep("llama-3.1-8b", batch=[1, 16], context=[512, 8192])["points"]
     for _, row in points.iterrows():

@@ -179,8 +179,8 @@ def _names(value):
 
 def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode", *, tp=None,
           ep=None, pp=None, activations=None, kv_dtype=None, state_dtype=None, gen_len=None,
-          mem_util=0.9, dp_attention=None, gpus_per_node=None, micro_batches=None,
-          model_type=None, engine=None):
+          osl=None, mem_util=0.9, dp_attention=None, gpus_per_node=None, micro_batches=None,
+          model_type=None, engine=None, disagg=None, prefill_tp=None, decode_tp=None):
     """``llm`` over a grid, one row per point: ``opscope sweep llm MODEL --format json``.
 
     batch, context: ints, lists or ranges of ints, or the command line's LIST text
@@ -190,9 +190,18 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
                     the model's own).
     tp, ep, pp:     parallel degrees as lists (deployments the model or device cannot take
                     are skipped and listed in "skipped").
+    gen_len, osl:   whole requests of this many output tokens (the same option, the command
+                    line's --gen-len/--osl): an int or a LIST as batch takes it, one axis; adds
+                    the column gen_len.
     engine:         also predict every point with this engine's profile (as llm()'s engine):
                     adds the columns predicted_step_time_s, predicted_tokens_per_s,
                     predicted_tpot_s and predicted_ttft_s (the CSV's; llm.predicted's figures).
+    disagg:         with engine and gen_len: also predict each point disaggregated, as llm()'s
+                    disagg does -- "P:D" prefill and decode workers, or a list of them ("agg":
+                    aggregated), one axis; prefill_tp, decode_tp: the workers' tensor-parallel
+                    degrees as lists (default: the row's tp). Adds the columns prefill_workers,
+                    decode_workers, prefill_tp, decode_tp (NaN on an aggregated row) and
+                    predicted_kv_transfer_s (the part of predicted_ttft_s spent moving the KV).
     The other options are llm()'s and apply to every point.
 
     Returns {"schema_version", "model", "phase", "points", "skipped", "assumptions"}, with
@@ -202,7 +211,17 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
 
     >>> df = opscope.sweep("llama-3.1-8b", batch=range(1, 65), context=[2048, 8192])["points"]
     >>> df.pivot(index="batch", columns="context", values="tokens_per_s").plot()
+    >>> opscope.sweep("llama-3.1-8b", batch=[1, 16], context=2048, device="h200", osl=[128, 512],
+    ...               engine="vllm", disagg=["agg", "1:1"])["points"]
     """
+    if osl is not None:
+        if gen_len is not None:
+            raise TypeError("sweep() takes gen_len or osl (the same option), not both")
+        gen_len = osl
+    if isinstance(disagg, str) or disagg is None:
+        disagg_text = disagg
+    else:
+        disagg_text = ",".join(disagg)
     if weights is None:
         weights = [None]
     elif isinstance(weights, str):
@@ -213,9 +232,12 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
         model=_path(model), batch=_list(batch), context=_list(context), device=_names(device),
         weights=weights, phase=phase, tp=None if tp is None else _list(tp),
         ep=None if ep is None else _list(ep), pp=None if pp is None else _list(pp),
-        activations=activations, kv_dtype=kv_dtype, state_dtype=state_dtype, gen_len=gen_len,
-        mem_util=mem_util, dp_attention=dp_attention, gpus_per_node=gpus_per_node,
-        micro_batches=micro_batches, model_type=model_type, engine=_path(engine))
+        activations=activations, kv_dtype=kv_dtype, state_dtype=state_dtype,
+        gen_len=None if gen_len is None else _list(gen_len), mem_util=mem_util,
+        dp_attention=dp_attention, gpus_per_node=gpus_per_node, micro_batches=micro_batches,
+        model_type=model_type, engine=_path(engine), disagg=disagg_text,
+        prefill_tp=None if prefill_tp is None else _list(prefill_tp),
+        decode_tp=None if decode_tp is None else _list(decode_tp))
     result["points"] = _table(result["points"])
     return result
 

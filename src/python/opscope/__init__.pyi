@@ -65,13 +65,17 @@ def sweep(
     activations: Optional[str] = None,
     kv_dtype: Optional[str] = None,
     state_dtype: Optional[str] = None,
-    gen_len: Optional[int] = None,
+    gen_len: Optional[IntList] = None,
+    osl: Optional[IntList] = None,
     mem_util: float = 0.9,
     dp_attention: Optional[int] = None,
     gpus_per_node: Optional[int] = None,
     micro_batches: Optional[int] = None,
     model_type: Optional[str] = None,
     engine: Optional[Path] = None,
+    disagg: Union[None, str, Iterable[str]] = None,
+    prefill_tp: Optional[IntList] = None,
+    decode_tp: Optional[IntList] = None,
 ) -> Report: ...
 
 def plan(
