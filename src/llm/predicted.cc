@@ -498,31 +498,24 @@ Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, i
   return d;
 }
 
-// Disaggregated: prefill and decode workers, each deployment at its own tp, the KV between.
-Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& engine,
-                                       const Degrees& degrees, const Disagg& g,
-                                       const RequestShape& r, int64_t chunk) {
-  auto prefill = Redeploy(serving, degrees, g.prefill_tp.value_or(degrees.tp), "--prefill-tp");
-  if (!prefill) return std::unexpected(prefill.error());
-  auto decode = Redeploy(serving, degrees, g.decode_tp.value_or(degrees.tp), "--decode-tp");
-  if (!decode) return std::unexpected(decode.error());
-  auto prefill_timer = Timer::Make(*prefill, engine);
-  if (!prefill_timer) return std::unexpected(prefill_timer.error());
-  auto decode_timer = Timer::Make(*decode, engine);
-  if (!decode_timer) return std::unexpected(decode_timer.error());
-  const int64_t devices = g.prefill_workers * prefill->deployment().devices +
-                          g.decode_workers * decode->deployment().devices;
-  auto link = TransferLink(serving.device(), devices);
+// Disaggregated on the workers' timers: the prefill pool's KV over the link, each pool's
+// steps from its own timer.
+Result<PredictedDynamics> DisaggregateOn(const Timer& prefill, const Timer& decode,
+                                         const Disagg& g, const RequestShape& r, int64_t chunk) {
+  const Serving& p = prefill.serving();
+  const int64_t devices = g.prefill_workers * p.deployment().devices +
+                          g.decode_workers * decode.serving().deployment().devices;
+  auto link = TransferLink(p.device(), devices);
   if (!link) return std::unexpected(link.error());
   // Each prefill device sends what it holds of the sequence, all at once.
   uint64_t bytes = 0;
-  for (size_t s = 0; s < prefill->stage_count(); ++s) {
-    bytes = std::max(bytes, prefill->StageBytesPerSeq(s, r.load.prompt));
+  for (size_t s = 0; s < p.stage_count(); ++s) {
+    bytes = std::max(bytes, p.StageBytesPerSeq(s, r.load.prompt));
   }
   const double transfer_s = static_cast<double>(bytes) / link->first + link->second;
   ClockError error;
-  Clocks prefill_clocks(**prefill_timer, r.context, std::nullopt, error);
-  Clocks decode_clocks(**decode_timer, r.context, r.spec, error);
+  Clocks prefill_clocks(prefill, r.context, std::nullopt, error);
+  Clocks decode_clocks(decode, r.context, r.spec, error);
   PredictedDynamics d;
   d.mode = "disaggregated";
   d.chunk_tokens = chunk;
@@ -534,10 +527,30 @@ Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& eng
   return d;
 }
 
+// Disaggregated: prefill and decode workers, each deployment at its own tp (redeployed here
+// unless `workers` holds their timers), the KV between.
+Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& engine,
+                                       const Degrees& degrees, const Disagg& g,
+                                       const RequestShape& r, int64_t chunk,
+                                       const std::pair<const Timer*, const Timer*>& workers) {
+  if (workers.first != nullptr) return DisaggregateOn(*workers.first, *workers.second, g, r, chunk);
+  auto prefill = Redeploy(serving, degrees, g.prefill_tp.value_or(degrees.tp), "--prefill-tp");
+  if (!prefill) return std::unexpected(prefill.error());
+  auto decode = Redeploy(serving, degrees, g.decode_tp.value_or(degrees.tp), "--decode-tp");
+  if (!decode) return std::unexpected(decode.error());
+  auto prefill_timer = Timer::Make(*prefill, engine);
+  if (!prefill_timer) return std::unexpected(prefill_timer.error());
+  auto decode_timer = Timer::Make(*decode, engine);
+  if (!decode_timer) return std::unexpected(decode_timer.error());
+  return DisaggregateOn(**prefill_timer, **decode_timer, g, r, chunk);
+}
+
 // The whole request (--gen-len): its dynamics and floors.
+// `workers`: the disaggregated workers' timers when the caller has them (else redeployed).
 Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine& engine,
                             const ServingModes& o, const Degrees& degrees, bool floors,
-                            Predicted& out) {
+                            Predicted& out,
+                            std::pair<const Timer*, const Timer*> workers = {nullptr, nullptr}) {
   const Serving& serving = timer.serving();
   RequestShape r;
   r.load.concurrency = w.batch;
@@ -553,7 +566,7 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
     r.load.tokens_per_step = ExpectedTokensPerStep(o.speculative->drafts, o.speculative->acceptance);
   }
   const int64_t chunk = predict::ChunkedPrefillTokens(*engine.profile, *engine.entry);
-  auto d = o.disagg ? Disaggregate(serving, engine, degrees, *o.disagg, r, chunk)
+  auto d = o.disagg ? Disaggregate(serving, engine, degrees, *o.disagg, r, chunk, workers)
                     : Aggregate(timer, r, chunk);
   if (!d) return std::unexpected(d.error());
   d->concurrency = r.load.concurrency;
@@ -627,12 +640,21 @@ Result<Predicted> ServingPredictor::Predict(const Workload& workload, const Serv
 }
 
 Result<Predicted> ServingPredictor::PredictRequestFigures(const Workload& workload,
-                                                          const ServingModes& modes) const {
+                                                          const ServingModes& modes,
+                                                          const DisaggWorkers* workers) const {
   if (!workload.gen_len) return MakeError("option '--gen-len': a whole request needs it");
   Predicted out;
   out.engine = state_->engine.profile->engine;
+  std::pair<const Timer*, const Timer*> timers{nullptr, nullptr};
+  if (workers != nullptr && modes.disagg) {
+    if (workers->prefill->engine() != engine() || workers->decode->engine() != engine()) {
+      return MakeError("option '--engine': the disaggregated workers were predicted by another "
+                       "engine");
+    }
+    timers = {workers->prefill->state_->timer.get(), workers->decode->state_->timer.get()};
+  }
   if (auto ok = PredictRequest(*state_->timer, workload, state_->engine, modes, state_->degrees,
-                               false, out);
+                               false, out, timers);
       !ok) {
     return std::unexpected(ok.error());
   }

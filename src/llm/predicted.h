@@ -148,6 +148,16 @@ struct StageStep {
 using StageSource = std::function<Result<std::optional<StageStep>>(
     size_t stage, int64_t rows, int64_t seqs, int64_t ctx, bool decode)>;
 
+class ServingPredictor;
+// A disaggregated request's workers already deployed (a planner's splits): the predictors of
+// the deployment at --prefill-tp and of the one at --decode-tp, the other degrees, the device
+// and the engine as the predictor's they are passed to. Their steps are timed on them (and
+// stay cached there) rather than on deployments made again per call.
+struct DisaggWorkers {
+  const ServingPredictor* prefill = nullptr;
+  const ServingPredictor* decode = nullptr;
+};
+
 // THE prediction entry point for callers that predict many points (a sweep, a planner): one
 // deployment (`serving`, deployed with `degrees`) with one engine — the engine's profile
 // resolved for the device and every stage's StepPredictor compiled once — then Predict per
@@ -173,9 +183,11 @@ class ServingPredictor {
                             std::optional<size_t> node_stage = std::nullopt) const;
   // The whole request only (workload.gen_len set): ttft_s, tpot_s, e2e_s, tokens_per_s and
   // the dynamics, equal to Predict's; no static step, no floors, no error figures (the
-  // planner's call, per batch of a split).
+  // planner's call, per batch of a split). With modes.disagg, `workers` (when given) are
+  // the workers' deployments; equal figures to redeploying them.
   Result<Predicted> PredictRequestFigures(const Workload& workload,
-                                          const ServingModes& modes = {}) const;
+                                          const ServingModes& modes = {},
+                                          const DisaggWorkers* workers = nullptr) const;
   const std::string& engine() const;  // the profile's id
 
   // The figures alone (step_time_s, tokens_per_s, ttft_s, tpot_s, e2e_s, dynamics — no

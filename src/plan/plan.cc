@@ -390,7 +390,9 @@ Result<std::optional<PlanPoint>> Planner::PredictDisagg(SplitEval& decode, int64
   w.gen_len = r_.osl;
   w.mem_util = r_.mem_util;
   ++out_.searched;
-  auto predicted = decode.predictor()->PredictRequestFigures(w, modes);
+  // The workers are the splits already deployed: their predictors' steps, cached there.
+  const llm::DisaggWorkers workers{p.eval->predictor().get(), decode.predictor().get()};
+  auto predicted = decode.predictor()->PredictRequestFigures(w, modes, &workers);
   if (!predicted) return std::unexpected(predicted.error());
   PlanPoint pt = MakeDisagg(decode, s, *f, p, x, y);
   pt.requests_in_flight = w.batch;
