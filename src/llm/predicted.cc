@@ -67,28 +67,72 @@ struct StagePrediction {
   predict::StepPrediction prediction;
 };
 
-// The predictors of one Serving's stages (compiled once) and the steps they time: from a
-// caller's StageSource where it says them, else by the full analysis of each step. Each
-// stage's step at one binding is analyzed and predicted once (a ServingPredictor asked for
-// many points times the same steps again: the decode steps of neighbouring batches, the floors
-// of one sequence); the cache is locked and, like the predictors, shared by a Timer's copies.
+// A step of one stage graph: whether it is a decode step (CUDA graphs), the binding's
+// dimensions.
+using StepKey = std::pair<bool, std::vector<std::pair<std::string, int64_t>>>;
+// At most this many steps kept per stage graph (each holds its nodes' times): a sweep of many
+// distinct points starts over rather than grow without bound.
+constexpr size_t kCachedSteps = 1024;
+
+// One stage graph's predictor (compiled once) and the steps it timed, each analyzed and
+// predicted once; locked, and shared by every Timer whose deployment has the graph (a
+// Timer's copies, the deployments of a StagePredictorCache).
+struct StageTiming {
+  std::shared_ptr<const StepGraph> graph;        // the predictor's (held: its address is a key)
+  std::shared_ptr<const EngineProfile> profile;  // the predictor's
+  std::unique_ptr<StepPredictor> predictor;
+  std::mutex mutex;
+  std::map<StepKey, StagePrediction> steps;
+};
+
+}  // namespace
+
+// The stage timings of deployments that share stage graphs (see predicted.h), by graph, for
+// one engine on one device. Each entry holds its graph: no other graph takes its address.
+struct StagePredictorCache::Impl {
+  std::optional<std::string> engine_name;
+  std::string device;
+  std::optional<Engine> engine;
+  std::map<const StepGraph*, std::shared_ptr<StageTiming>> stages;
+};
+StagePredictorCache::StagePredictorCache() : impl_(std::make_unique<Impl>()) {}
+StagePredictorCache::~StagePredictorCache() = default;
+
+namespace {
+
+// The predictors of one Serving's stages and the steps they time: from a caller's StageSource
+// where it says them, else by the full analysis of each step. Each stage's step at one binding
+// is analyzed and predicted once (a ServingPredictor asked for many points times the same
+// steps again: the decode steps of neighbouring batches, the floors of one sequence).
 class Timer {
  public:
-  static Result<std::unique_ptr<Timer>> Make(const Serving& serving, const Engine& engine) {
+  // `shared`: the stage timings of graphs other deployments have (nullptr: its own).
+  static Result<std::unique_ptr<Timer>> Make(const Serving& serving, const Engine& engine,
+                                             StagePredictorCache::Impl* shared = nullptr) {
     std::unique_ptr<Timer> t(new Timer(serving, engine));
-    auto predictors = std::make_shared<std::vector<std::unique_ptr<StepPredictor>>>();
-    for (const StepGraph* g : serving.stages()) {
+    for (size_t s = 0; s < serving.stage_count(); ++s) {
+      const StepGraph* g = &serving.stage(s);
+      if (shared != nullptr) {
+        if (auto it = shared->stages.find(g); it != shared->stages.end()) {
+          t->stages_.push_back(it->second);
+          continue;
+        }
+      }
       auto p = StepPredictor::Compile(g->graph, serving.device(), *engine.profile);
       if (!p) return MakeError("option '--engine': " + p.error().message);
-      predictors->push_back(std::move(*p));
+      auto timing = std::make_shared<StageTiming>();
+      timing->graph = serving.shared_stage(s);
+      timing->profile = engine.profile;
+      timing->predictor = std::move(*p);
+      if (shared != nullptr) shared->stages.emplace(g, timing);
+      t->stages_.push_back(std::move(timing));
     }
-    t->predictors_ = std::move(predictors);
     return t;
   }
 
   const Serving& serving() const { return serving_; }
-  const StepPredictor& predictor(size_t s) const { return *(*predictors_)[s]; }
-  size_t stage_count() const { return predictors_->size(); }
+  const StepPredictor& predictor(size_t s) const { return *stages_[s]->predictor; }
+  size_t stage_count() const { return stages_.size(); }
   void set_source(const StageSource* source) { source_ = source; }
 
   Result<StagePrediction> Stage(size_t s, const cost::Workload& b, bool decode) const {
@@ -97,16 +141,17 @@ class Timer {
       if (!own) return std::unexpected(own.error());
       if (*own) return std::move(**own);
     }
-    const StepKey key{s, decode, b.bindings};
+    StageTiming& timing = *stages_[s];
+    StepKey key{decode, b.bindings};
     {
-      std::lock_guard lock(cache_->mutex);
-      if (auto it = cache_->stages.find(key); it != cache_->stages.end()) return it->second;
+      std::lock_guard lock(timing.mutex);
+      if (auto it = timing.steps.find(key); it != timing.steps.end()) return it->second;
     }
     auto p = TimeStage(s, b, decode);
     if (!p) return p;
-    std::lock_guard lock(cache_->mutex);
-    if (cache_->stages.size() >= kCachedSteps) cache_->stages.clear();  // a sweep's many points
-    return cache_->stages.try_emplace(key, std::move(*p)).first->second;
+    std::lock_guard lock(timing.mutex);
+    if (timing.steps.size() >= kCachedSteps) timing.steps.clear();  // a sweep's many points
+    return timing.steps.try_emplace(std::move(key), std::move(*p)).first->second;
   }
 
   Result<StagePrediction> TimeStage(size_t s, const cost::Workload& b, bool decode) const {
@@ -145,10 +190,10 @@ class Timer {
   // The fused floor (best-case KV) of every stage at one binding, Σ over stages: one sequence
   // crosses each of them.
   Result<double> Floor(const cost::Workload& b) const {
-    const StepKey key{0, false, b.bindings};
+    const StepKey key{false, b.bindings};
     {
-      std::lock_guard lock(cache_->mutex);
-      if (auto it = cache_->floors.find(key); it != cache_->floors.end()) return it->second;
+      std::lock_guard lock(floors_->mutex);
+      if (auto it = floors_->floors.find(key); it != floors_->floors.end()) return it->second;
     }
     double floor_s = 0;
     for (size_t s = 0; s < stage_count(); ++s) {
@@ -158,21 +203,16 @@ class Timer {
                        serving_.device(), step->analysis.totals);
       floor_s += step->analysis.totals.fused_floor_s;
     }
-    std::lock_guard lock(cache_->mutex);
-    if (cache_->floors.size() >= kCachedSteps) cache_->floors.clear();
-    cache_->floors.try_emplace(key, floor_s);
+    std::lock_guard lock(floors_->mutex);
+    if (floors_->floors.size() >= kCachedSteps) floors_->floors.clear();
+    floors_->floors.try_emplace(key, floor_s);
     return floor_s;
   }
 
  private:
-  // A step: the stage, whether it is a decode step (CUDA graphs), the binding's dimensions.
-  using StepKey = std::tuple<size_t, bool, std::vector<std::pair<std::string, int64_t>>>;
-  // At most this many steps kept (each holds its nodes' times): a sweep of many distinct
-  // points starts over rather than grow without bound.
-  static constexpr size_t kCachedSteps = 1024;
-  struct Cache {
+  // The deployment's floors (Σ over its stages) per binding, shared by a Timer's copies.
+  struct Floors {
     std::mutex mutex;
-    std::map<StepKey, StagePrediction> stages;
     std::map<StepKey, double> floors;
   };
 
@@ -202,9 +242,9 @@ class Timer {
   const Serving& serving_;
   Engine engine_;
   Serving::MemoryFit fit_;
-  std::shared_ptr<const std::vector<std::unique_ptr<StepPredictor>>> predictors_;
+  std::vector<std::shared_ptr<StageTiming>> stages_;
   const StageSource* source_ = nullptr;
-  std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
+  std::shared_ptr<Floors> floors_ = std::make_shared<Floors>();
 };
 
 // The first error a clock met (its functions return numbers).
@@ -603,13 +643,29 @@ ServingPredictor& ServingPredictor::operator=(ServingPredictor&&) noexcept = def
 ServingPredictor::~ServingPredictor() = default;
 
 Result<ServingPredictor> ServingPredictor::Make(const Serving& serving, const Degrees& degrees,
-                                                const std::optional<std::string>& engine) {
-  auto e = ResolveEngine(engine, serving.device());
-  if (!e) return std::unexpected(e.error());
+                                                const std::optional<std::string>& engine,
+                                                StagePredictorCache* shared) {
+  StagePredictorCache::Impl* cache = shared != nullptr ? shared->impl_.get() : nullptr;
+  if (cache != nullptr && (!cache->engine || cache->engine_name != engine ||
+                           cache->device != serving.device().name)) {
+    // Another engine or device: its stage timings do not apply.
+    auto e = ResolveEngine(engine, serving.device());
+    if (!e) return std::unexpected(e.error());
+    cache->engine_name = engine;
+    cache->device = serving.device().name;
+    cache->engine = std::move(*e);
+    cache->stages.clear();
+  }
   auto state = std::make_unique<State>();
-  state->engine = std::move(*e);
+  if (cache != nullptr) {
+    state->engine = *cache->engine;
+  } else {
+    auto e = ResolveEngine(engine, serving.device());
+    if (!e) return std::unexpected(e.error());
+    state->engine = std::move(*e);
+  }
   state->degrees = degrees;
-  auto timer = Timer::Make(serving, state->engine);
+  auto timer = Timer::Make(serving, state->engine, cache);
   if (!timer) return std::unexpected(timer.error());
   state->timer = std::move(*timer);
   return ServingPredictor(std::move(state));

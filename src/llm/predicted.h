@@ -148,6 +148,23 @@ struct StageStep {
 using StageSource = std::function<Result<std::optional<StageStep>>(
     size_t stage, int64_t rows, int64_t seqs, int64_t ctx, bool decode)>;
 
+// The compiled stage predictors of many deployments of one model on one device with one
+// engine (a planner's splits): deployments that share a stage graph (Serving::StageCache)
+// share its predictor and the steps it timed, and the engine is resolved once. It holds the
+// graphs it has seen.
+class StagePredictorCache {
+ public:
+  StagePredictorCache();
+  ~StagePredictorCache();
+  StagePredictorCache(const StagePredictorCache&) = delete;
+  StagePredictorCache& operator=(const StagePredictorCache&) = delete;
+  struct Impl;  // predicted.cc's
+
+ private:
+  friend class ServingPredictor;
+  std::unique_ptr<Impl> impl_;
+};
+
 class ServingPredictor;
 // A disaggregated request's workers already deployed (a planner's splits): the predictors of
 // the deployment at --prefill-tp and of the one at --decode-tp, the other degrees, the device
@@ -177,8 +194,10 @@ struct DisaggWorkers {
 // without MTP modules, --disagg over a link the device has no figure for.
 class ServingPredictor {
  public:
+  // `shared`: stage predictors to share with other deployments (nullptr: its own).
   static Result<ServingPredictor> Make(const Serving& serving, const Degrees& degrees,
-                                       const std::optional<std::string>& engine);
+                                       const std::optional<std::string>& engine,
+                                       StagePredictorCache* shared = nullptr);
   Result<Predicted> Predict(const Workload& workload, const ServingModes& modes = {},
                             std::optional<size_t> node_stage = std::nullopt) const;
   // The whole request only (workload.gen_len set): ttft_s, tpot_s, e2e_s, tokens_per_s and

@@ -158,6 +158,8 @@ class Planner {
     std::vector<SplitState> splits;
   };
   std::vector<RecipeSplits> searched_;
+  llm::Serving::StageCache stage_cache_;  // the current recipe's stage graphs
+  llm::StagePredictorCache predictor_cache_;  // every split's stage predictors, by graph
 };
 
 Side Planner::MakeSide(const SplitEval& e, int64_t s, const BatchFigures& f, int64_t count,
@@ -269,8 +271,10 @@ Result<std::optional<SplitState>> Planner::Deploy(
     }
   }
   std::string why;
+  // Splits whose devices hold equal shares (dp-attention alone differing, no expert
+  // parallelism) share their stage graphs.
   auto serving = llm::Serving::Deploy(build, llm::Degrees{g.tp, g.ep, g.pp, g.dp_attention},
-                                      device_, why);
+                                      device_, why, &stage_cache_);
   const std::string label = "tp " + Str(g.tp) + ", ep " + Str(g.ep) + ", pp " + Str(g.pp) +
                             ", dp-attention " + Str(g.dp_attention) + " (" + recipe_ + ")";
   // A share the model cannot be costed at (a device's experts fewer than top_k, ...) is a
@@ -283,8 +287,9 @@ Result<std::optional<SplitState>> Planner::Deploy(
   std::shared_ptr<const llm::ServingPredictor> predictor;
   if (engine_) {
     // The engine's profile compiled once for the split; every batch is predicted on it.
+    // Splits sharing stage graphs share their compiled predictors and timed steps.
     auto made = llm::ServingPredictor::Make(*shared, llm::Degrees{g.tp, g.ep, g.pp, g.dp_attention},
-                                            engine_);
+                                            engine_, &predictor_cache_);
     if (!made) return std::unexpected(made.error());
     predictor = std::make_shared<const llm::ServingPredictor>(std::move(*made));
   }
