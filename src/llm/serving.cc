@@ -83,12 +83,15 @@ Result<std::shared_ptr<const ModelBuild>> BuildModel(Model model, const RecipeOp
 namespace {
 
 // What a stage's step graph depends on: the device's share (DeviceShard) less the fields the
-// builder reads only with expert parallelism (step_graph.cc: the routed experts' dispatch and
-// combine read dp_attention, expert_tp, moe_group and moe_scope only when ep > 1).
+// builder does not read for it (step_graph.cc): tp_scope only with tp > 1 (its all-reduces and
+// gathers), pp_scope only on a stage that sends to the next, and dp_attention, expert_tp,
+// moe_group and moe_scope only with ep > 1 (the routed experts' dispatch and combine).
 std::string ShareKey(const import::hf::DeviceShard& d) {
   std::string key = Str(d.tp) + " " + Str(d.ep) + " " + Str(d.pp) + " " + Str(d.first_layer) +
                     " " + Str(d.end_layer) + " " + (d.first_stage ? "F" : "-") +
-                    (d.last_stage ? "L" : "-") + " " + d.tp_scope + " " + d.pp_scope;
+                    (d.last_stage ? "L" : "-");
+  if (d.tp > 1) key += " tp " + d.tp_scope;
+  if (!d.last_stage) key += " pp " + d.pp_scope;
   if (d.ep > 1) {
     key += " " + Str(d.dp_attention) + " " + Str(d.expert_tp) + " " + Str(d.moe_group) + " " +
            d.moe_scope;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <tuple>
 
 #include "plan/hints.h"
 #include "plan/search.h"
@@ -160,6 +162,18 @@ class Planner {
   std::vector<RecipeSplits> searched_;
   llm::Serving::StageCache stage_cache_;  // the current recipe's stage graphs
   llm::StagePredictorCache predictor_cache_;  // every split's stage predictors, by graph
+  // The current recipe's roofline figures by stage graphs and micro-batches (their graphs
+  // are held by stage_cache_ or the build while the recipe is searched).
+  std::map<std::tuple<std::vector<const void*>, int64_t, bool>, std::shared_ptr<SharedFigures>>
+      shared_figures_;
+  std::shared_ptr<SharedFigures> SharedFiguresOf(const llm::Serving& serving) {
+    std::vector<const void*> graphs;
+    for (const llm::StepGraph* g : serving.stages()) graphs.push_back(g);
+    const llm::Deployment& d = serving.deployment();
+    auto& slot = shared_figures_[{std::move(graphs), d.micro_batches, d.one_device()}];
+    if (!slot) slot = std::make_shared<SharedFigures>();
+    return slot;
+  }
 };
 
 Side Planner::MakeSide(const SplitEval& e, int64_t s, const BatchFigures& f, int64_t count,
@@ -284,6 +298,7 @@ Result<std::optional<SplitState>> Planner::Deploy(
     return std::optional<SplitState>(SplitState{});
   }
   auto shared = std::make_shared<const llm::Serving>(std::move(**serving));
+  std::shared_ptr<SharedFigures> figures = engine_ ? nullptr : SharedFiguresOf(*shared);
   std::shared_ptr<const llm::ServingPredictor> predictor;
   if (engine_) {
     // The engine's profile compiled once for the split; every batch is predicted on it.
@@ -295,7 +310,8 @@ Result<std::optional<SplitState>> Planner::Deploy(
   }
   SplitState state;
   state.eval = std::make_unique<SplitEval>(std::move(shared), std::move(predictor), g, r_.isl,
-                                           r_.osl, r_.max_batch, r_.mem_util);
+                                           r_.osl, r_.max_batch, r_.mem_util,
+                                           figures);
   state.lo = lo;
   const int64_t hi = state.eval->MaxS(context);
   if (hi < 1) {
@@ -588,6 +604,7 @@ void Planner::SizeForRate(const PlanPoint& p) {
 Result<void> Planner::RunRecipe(const std::shared_ptr<const llm::ModelBuild>& build,
                                 const std::optional<std::string>& weights) {
   weights_ = weights;
+  shared_figures_.clear();
   const llm::RecipeLabels& l = build->labels;
   recipe_ = l.weights + "/" + l.activations + "/" + l.kv;
   uint64_t pruned = 0;
