@@ -161,7 +161,9 @@ class Planner {
   };
   std::vector<RecipeSplits> searched_;
   llm::Serving::StageCache stage_cache_;  // the current recipe's stage graphs
-  llm::StagePredictorCache predictor_cache_;  // every split's stage predictors, by graph
+  // The stage predictors of the current recipe's splits, by graph (with the page's grid,
+  // every recipe's).
+  std::optional<llm::StagePredictorCache> predictor_cache_{std::in_place};
   // The current recipe's roofline figures by stage graphs and micro-batches (their graphs
   // are held by stage_cache_ or the build while the recipe is searched).
   std::map<std::tuple<std::vector<const void*>, int64_t, bool>, std::shared_ptr<SharedFigures>>
@@ -304,7 +306,7 @@ Result<std::optional<SplitState>> Planner::Deploy(
     // The engine's profile compiled once for the split; every batch is predicted on it.
     // Splits sharing stage graphs share their compiled predictors and timed steps.
     auto made = llm::ServingPredictor::Make(*shared, llm::Degrees{g.tp, g.ep, g.pp, g.dp_attention},
-                                            engine_, &predictor_cache_);
+                                            engine_, &*predictor_cache_);
     if (!made) return std::unexpected(made.error());
     predictor = std::make_shared<const llm::ServingPredictor>(std::move(*made));
   }
@@ -605,6 +607,7 @@ Result<void> Planner::RunRecipe(const std::shared_ptr<const llm::ModelBuild>& bu
                                 const std::optional<std::string>& weights) {
   weights_ = weights;
   shared_figures_.clear();
+  if (!r_.page_grid) predictor_cache_.emplace();
   const llm::RecipeLabels& l = build->labels;
   recipe_ = l.weights + "/" + l.activations + "/" + l.kv;
   uint64_t pruned = 0;
@@ -658,7 +661,9 @@ Result<void> Planner::RunRecipe(const std::shared_ptr<const llm::ModelBuild>& bu
   if (r_.disagg) {
     if (auto ok = Disaggregate(splits); !ok) return ok;
   }
-  searched_.push_back({recipe_, std::move(splits)});
+  // Only the page's grid evaluates the splits again: without it they go now, and the next
+  // recipe's take their memory.
+  if (r_.page_grid) searched_.push_back({recipe_, std::move(splits)});
   return {};
 }
 
