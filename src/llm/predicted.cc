@@ -83,6 +83,8 @@ struct StageTiming {
   std::unique_ptr<StepPredictor> predictor;
   std::mutex mutex;
   std::map<StepKey, StagePrediction> steps;
+  GraphStepSource source;  // the caller's compiled timing (empty: none)
+  std::mutex source_mutex;
 };
 
 }  // namespace
@@ -90,12 +92,16 @@ struct StageTiming {
 // The stage timings of deployments that share stage graphs (see predicted.h), by graph, for
 // one engine on one device. Each entry holds its graph: no other graph takes its address.
 struct StagePredictorCache::Impl {
+  GraphSourceMaker maker;
   std::optional<std::string> engine_name;
   std::string device;
   std::optional<Engine> engine;
   std::map<const StepGraph*, std::shared_ptr<StageTiming>> stages;
 };
-StagePredictorCache::StagePredictorCache() : impl_(std::make_unique<Impl>()) {}
+StagePredictorCache::StagePredictorCache(GraphSourceMaker maker)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->maker = std::move(maker);
+}
 StagePredictorCache::~StagePredictorCache() = default;
 
 namespace {
@@ -124,6 +130,12 @@ class Timer {
       timing->graph = serving.shared_stage(s);
       timing->profile = engine.profile;
       timing->predictor = std::move(*p);
+      if (shared != nullptr && shared->maker) {
+        auto source = shared->maker(*g, serving.device(),
+                                    StageNodeTimer(*timing->predictor, *engine.profile));
+        if (!source) return std::unexpected(source.error());
+        timing->source = std::move(*source);
+      }
       if (shared != nullptr) shared->stages.emplace(g, timing);
       t->stages_.push_back(std::move(timing));
     }
@@ -154,7 +166,16 @@ class Timer {
     return timing.steps.try_emplace(std::move(key), std::move(*p)).first->second;
   }
 
+  // Stage s's step at b: the graph's source where it says it, else the full analysis.
   Result<StagePrediction> TimeStage(size_t s, const cost::Workload& b, bool decode) const {
+    StageTiming& timing = *stages_[s];
+    if (timing.source) {
+      const auto [rows, seqs, ctx] = Dims(b);
+      std::lock_guard lock(timing.source_mutex);
+      auto step = timing.source(rows, seqs, ctx, decode);
+      if (!step) return std::unexpected(step.error());
+      if (*step) return FromStep(std::move(**step));
+    }
     auto step = AnalyzeStep(serving_.stage(s), b, serving_.device());
     if (!step) return std::unexpected(step.error());
     // Decode steps replay CUDA graphs where the engine captures them; steps with prompt tokens
@@ -219,24 +240,33 @@ class Timer {
   Timer(const Serving& serving, const Engine& engine)
       : serving_(serving), engine_(engine), fit_(serving.Fit(1, 0.9)) {}
 
-  // Stage s's step at b from the source (nullopt: it does not say).
-  Result<std::optional<StagePrediction>> FromSource(size_t s, const cost::Workload& b,
-                                                    bool decode) const {
+  // A binding's token rows, sequences and context.
+  static std::tuple<int64_t, int64_t, int64_t> Dims(const cost::Workload& b) {
     int64_t rows = 0, seqs = 0, ctx = 0;
     for (const auto& [name, value] : b.bindings) {
       if (name == import::hf::kTokensSymbol) rows = value;
       if (name == import::hf::kSeqsSymbol) seqs = value;
       if (name == import::hf::kContextSymbol) ctx = value;
     }
+    return {rows, seqs, ctx};
+  }
+  static StagePrediction FromStep(StageStep step) {
+    StagePrediction out;
+    out.prediction.node_time_s = std::move(step.node_time_s);
+    out.prediction.overhead_s = step.overhead_s;
+    out.prediction.step_time_s = step.step_time_s;
+    out.prediction.kernels_s = step.step_time_s - step.overhead_s;
+    return out;
+  }
+
+  // Stage s's step at b from the source (nullopt: it does not say).
+  Result<std::optional<StagePrediction>> FromSource(size_t s, const cost::Workload& b,
+                                                    bool decode) const {
+    const auto [rows, seqs, ctx] = Dims(b);
     auto step = (*source_)(s, rows, seqs, ctx, decode);
     if (!step) return std::unexpected(step.error());
     if (!*step) return std::nullopt;
-    StagePrediction out;
-    out.prediction.node_time_s = std::move((*step)->node_time_s);
-    out.prediction.overhead_s = (*step)->overhead_s;
-    out.prediction.step_time_s = (*step)->step_time_s;
-    out.prediction.kernels_s = (*step)->step_time_s - (*step)->overhead_s;
-    return out;
+    return FromStep(std::move(**step));
   }
 
   const Serving& serving_;

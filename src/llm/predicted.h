@@ -148,13 +148,23 @@ struct StageStep {
 using StageSource = std::function<Result<std::optional<StageStep>>(
     size_t stage, int64_t rows, int64_t seqs, int64_t ctx, bool decode)>;
 
+// A caller's compiled timing of one stage graph (a sweep's StepPlan): the engine's step at
+// `rows` token rows of `seqs` sequences after `ctx` cached tokens, equal to its prediction of
+// the full analysis; nullopt where it cannot say (the full analysis then runs).
+using GraphStepSource = std::function<Result<std::optional<StageStep>>(
+    int64_t rows, int64_t seqs, int64_t ctx, bool decode)>;
+// Makes the source of one stage graph on the device, given the graph's node timer.
+using GraphSourceMaker = std::function<Result<GraphStepSource>(
+    const StepGraph& graph, const device::Device& device, const StageNodeTimer& timer)>;
+
 // The compiled stage predictors of many deployments of one model on one device with one
 // engine (a planner's splits): deployments that share a stage graph (Serving::StageCache)
 // share its predictor and the steps it timed, and the engine is resolved once. It holds the
-// graphs it has seen.
+// graphs it has seen. With a `maker`, each graph's steps are timed by its source where it
+// says them (one thread at a time).
 class StagePredictorCache {
  public:
-  StagePredictorCache();
+  explicit StagePredictorCache(GraphSourceMaker maker = nullptr);
   ~StagePredictorCache();
   StagePredictorCache(const StagePredictorCache&) = delete;
   StagePredictorCache& operator=(const StagePredictorCache&) = delete;
