@@ -161,7 +161,7 @@ using GraphSourceMaker = std::function<Result<GraphStepSource>(
 // engine (a planner's splits): deployments that share a stage graph (Serving::StageCache)
 // share its predictor and the steps it timed, and the engine is resolved once. It holds the
 // graphs it has seen. With a `maker`, each graph's steps are timed by its source where it
-// says them (one thread at a time).
+// says them (one call at a time). Predictors are made with it from one thread at a time.
 class StagePredictorCache {
  public:
   explicit StagePredictorCache(GraphSourceMaker maker = nullptr);
