@@ -2,8 +2,9 @@
 // aggregated and disaggregated, three recipes (FP8 blocks, NVFP4, INT4 g128), batches 1..512
 // per replica, no targets (the widest front) — and the small Llama-3.1-8B case, on one core;
 // each predicted by the H200's default engine (vLLM's profile) and at the roofline.
-// The counters give the configurations evaluated and the splits built and pruned.
-//   build/bench/plan_bench
+// The counters give the configurations evaluated and the splits built and pruned. A
+// process's first search also pays for first touching its memory: repetitions show both.
+//   build/bench/plan_bench --benchmark_filter=DeepSeek --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
 
 #include "plan/plan.h"

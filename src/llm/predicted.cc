@@ -67,22 +67,78 @@ struct StagePrediction {
   predict::StepPrediction prediction;
 };
 
-// The predictors of one Serving's stages (compiled once) and the steps they time: from a
-// caller's StageSource where it says them, else by the full analysis of each step. Each
-// stage's step at one binding is analyzed and predicted once (a ServingPredictor asked for
-// many points times the same steps again: the decode steps of neighbouring batches, the floors
-// of one sequence); the cache is locked and, like the predictors, shared by a Timer's copies.
+// A step of one stage graph: whether it is a decode step (CUDA graphs), the binding's
+// dimensions.
+using StepKey = std::pair<bool, std::vector<std::pair<std::string, int64_t>>>;
+// At most this many steps kept per stage graph (each holds its nodes' times): a sweep of many
+// distinct points starts over rather than grow without bound.
+constexpr size_t kCachedSteps = 1024;
+
+// One stage graph's predictor (compiled once) and the steps it timed, each analyzed and
+// predicted once; locked, and shared by every Timer whose deployment has the graph (a
+// Timer's copies, the deployments of a StagePredictorCache).
+struct StageTiming {
+  std::shared_ptr<const StepGraph> graph;        // the predictor's (held: its address is a key)
+  std::shared_ptr<const EngineProfile> profile;  // the predictor's
+  std::unique_ptr<StepPredictor> predictor;
+  std::mutex mutex;
+  std::map<StepKey, StagePrediction> steps;
+  GraphStepSource source;  // the caller's compiled timing (empty: none)
+  std::mutex source_mutex;
+};
+
+}  // namespace
+
+// The stage timings of deployments that share stage graphs (see predicted.h), by graph, for
+// one engine on one device. Each entry holds its graph: no other graph takes its address.
+struct StagePredictorCache::Impl {
+  GraphSourceMaker maker;
+  std::optional<std::string> engine_name;
+  std::string device;
+  std::optional<Engine> engine;
+  std::map<const StepGraph*, std::shared_ptr<StageTiming>> stages;
+};
+StagePredictorCache::StagePredictorCache(GraphSourceMaker maker)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->maker = std::move(maker);
+}
+StagePredictorCache::~StagePredictorCache() = default;
+
+namespace {
+
+// The predictors of one Serving's stages and the steps they time: from a caller's StageSource
+// where it says them, else by the full analysis of each step. Each stage's step at one binding
+// is analyzed and predicted once (a ServingPredictor asked for many points times the same
+// steps again: the decode steps of neighbouring batches, the floors of one sequence).
 class Timer {
  public:
-  static Result<std::unique_ptr<Timer>> Make(const Serving& serving, const Engine& engine) {
+  // `shared`: the stage timings of graphs other deployments have (nullptr: its own).
+  static Result<std::unique_ptr<Timer>> Make(const Serving& serving, const Engine& engine,
+                                             StagePredictorCache::Impl* shared = nullptr) {
     std::unique_ptr<Timer> t(new Timer(serving, engine));
-    auto predictors = std::make_shared<std::vector<std::unique_ptr<StepPredictor>>>();
-    for (const StepGraph* g : serving.stages()) {
+    for (size_t s = 0; s < serving.stage_count(); ++s) {
+      const StepGraph* g = &serving.stage(s);
+      if (shared != nullptr) {
+        if (auto it = shared->stages.find(g); it != shared->stages.end()) {
+          t->stages_.push_back(it->second);
+          continue;
+        }
+      }
       auto p = StepPredictor::Compile(g->graph, serving.device(), *engine.profile);
       if (!p) return MakeError("option '--engine': " + p.error().message);
-      predictors->push_back(std::move(*p));
+      auto timing = std::make_shared<StageTiming>();
+      timing->graph = serving.shared_stage(s);
+      timing->profile = engine.profile;
+      timing->predictor = std::move(*p);
+      if (shared != nullptr && shared->maker) {
+        auto source = shared->maker(*g, serving.device(),
+                                    StageNodeTimer(*timing->predictor, *engine.profile));
+        if (!source) return std::unexpected(source.error());
+        timing->source = std::move(*source);
+      }
+      if (shared != nullptr) shared->stages.emplace(g, timing);
+      t->stages_.push_back(std::move(timing));
     }
-    t->predictors_ = std::move(predictors);
     return t;
   }
 
@@ -94,8 +150,8 @@ class Timer {
     const predict::EngineDefaults& d = engine_.profile->defaults;
     return {decode ? d.cuda_graphs : d.prefill_cuda_graphs, true};
   }
-  const StepPredictor& predictor(size_t s) const { return *(*predictors_)[s]; }
-  size_t stage_count() const { return predictors_->size(); }
+  const StepPredictor& predictor(size_t s) const { return *stages_[s]->predictor; }
+  size_t stage_count() const { return stages_.size(); }
   void set_source(const StageSource* source) { source_ = source; }
 
   Result<StagePrediction> Stage(size_t s, const cost::Workload& b, bool decode) const {
@@ -104,19 +160,29 @@ class Timer {
       if (!own) return std::unexpected(own.error());
       if (*own) return std::move(**own);
     }
-    const StepKey key{s, decode, b.bindings};
+    StageTiming& timing = *stages_[s];
+    StepKey key{decode, b.bindings};
     {
-      std::lock_guard lock(cache_->mutex);
-      if (auto it = cache_->stages.find(key); it != cache_->stages.end()) return it->second;
+      std::lock_guard lock(timing.mutex);
+      if (auto it = timing.steps.find(key); it != timing.steps.end()) return it->second;
     }
     auto p = TimeStage(s, b, decode);
     if (!p) return p;
-    std::lock_guard lock(cache_->mutex);
-    if (cache_->stages.size() >= kCachedSteps) cache_->stages.clear();  // a sweep's many points
-    return cache_->stages.try_emplace(key, std::move(*p)).first->second;
+    std::lock_guard lock(timing.mutex);
+    if (timing.steps.size() >= kCachedSteps) timing.steps.clear();  // a sweep's many points
+    return timing.steps.try_emplace(std::move(key), std::move(*p)).first->second;
   }
 
+  // Stage s's step at b: the graph's source where it says it, else the full analysis.
   Result<StagePrediction> TimeStage(size_t s, const cost::Workload& b, bool decode) const {
+    StageTiming& timing = *stages_[s];
+    if (timing.source) {
+      const auto [rows, seqs, ctx] = Dims(b);
+      std::lock_guard lock(timing.source_mutex);
+      auto step = timing.source(rows, seqs, ctx, decode);
+      if (!step) return std::unexpected(step.error());
+      if (*step) return FromStep(std::move(**step));
+    }
     auto step = AnalyzeStep(serving_.stage(s), b, serving_.device());
     if (!step) return std::unexpected(step.error());
     auto p = predictor(s).Predict(step->ledger, step->analysis, Options(decode));
@@ -149,10 +215,10 @@ class Timer {
   // The fused floor (best-case KV) of every stage at one binding, Σ over stages: one sequence
   // crosses each of them.
   Result<double> Floor(const cost::Workload& b) const {
-    const StepKey key{0, false, b.bindings};
+    const StepKey key{false, b.bindings};
     {
-      std::lock_guard lock(cache_->mutex);
-      if (auto it = cache_->floors.find(key); it != cache_->floors.end()) return it->second;
+      std::lock_guard lock(floors_->mutex);
+      if (auto it = floors_->floors.find(key); it != floors_->floors.end()) return it->second;
     }
     double floor_s = 0;
     for (size_t s = 0; s < stage_count(); ++s) {
@@ -162,54 +228,58 @@ class Timer {
                        serving_.device(), step->analysis.totals);
       floor_s += step->analysis.totals.fused_floor_s;
     }
-    std::lock_guard lock(cache_->mutex);
-    if (cache_->floors.size() >= kCachedSteps) cache_->floors.clear();
-    cache_->floors.try_emplace(key, floor_s);
+    std::lock_guard lock(floors_->mutex);
+    if (floors_->floors.size() >= kCachedSteps) floors_->floors.clear();
+    floors_->floors.try_emplace(key, floor_s);
     return floor_s;
   }
 
  private:
-  // A step: the stage, whether it is a decode step (CUDA graphs), the binding's dimensions.
-  using StepKey = std::tuple<size_t, bool, std::vector<std::pair<std::string, int64_t>>>;
-  // At most this many steps kept (each holds its nodes' times): a sweep of many distinct
-  // points starts over rather than grow without bound.
-  static constexpr size_t kCachedSteps = 1024;
-  struct Cache {
+  // The deployment's floors (Σ over its stages) per binding, shared by a Timer's copies.
+  struct Floors {
     std::mutex mutex;
-    std::map<StepKey, StagePrediction> stages;
     std::map<StepKey, double> floors;
   };
 
   Timer(const Serving& serving, const Engine& engine)
       : serving_(serving), engine_(engine), fit_(serving.Fit(1, 0.9)) {}
 
-  // Stage s's step at b from the source (nullopt: it does not say).
-  Result<std::optional<StagePrediction>> FromSource(size_t s, const cost::Workload& b,
-                                                    bool decode) const {
+  // A binding's token rows, sequences and context.
+  static std::tuple<int64_t, int64_t, int64_t> Dims(const cost::Workload& b) {
     int64_t rows = 0, seqs = 0, ctx = 0;
     for (const auto& [name, value] : b.bindings) {
       if (name == import::hf::kTokensSymbol) rows = value;
       if (name == import::hf::kSeqsSymbol) seqs = value;
       if (name == import::hf::kContextSymbol) ctx = value;
     }
+    return {rows, seqs, ctx};
+  }
+  static StagePrediction FromStep(StageStep step) {
+    StagePrediction out;
+    out.prediction.node_time_s = std::move(step.node_time_s);
+    out.prediction.overhead_s = step.overhead_s;
+    out.prediction.step_time_s = step.step_time_s;
+    out.prediction.kernels_s = step.step_time_s - step.overhead_s;
+    out.prediction.kernels = step.kernels;
+    return out;
+  }
+
+  // Stage s's step at b from the source (nullopt: it does not say).
+  Result<std::optional<StagePrediction>> FromSource(size_t s, const cost::Workload& b,
+                                                    bool decode) const {
+    const auto [rows, seqs, ctx] = Dims(b);
     auto step = (*source_)(s, rows, seqs, ctx, decode);
     if (!step) return std::unexpected(step.error());
     if (!*step) return std::nullopt;
-    StagePrediction out;
-    out.prediction.node_time_s = std::move((*step)->node_time_s);
-    out.prediction.overhead_s = (*step)->overhead_s;
-    out.prediction.step_time_s = (*step)->step_time_s;
-    out.prediction.kernels_s = (*step)->step_time_s - (*step)->overhead_s;
-    out.prediction.kernels = (*step)->kernels;
-    return out;
+    return FromStep(std::move(**step));
   }
 
   const Serving& serving_;
   Engine engine_;
   Serving::MemoryFit fit_;
-  std::shared_ptr<const std::vector<std::unique_ptr<StepPredictor>>> predictors_;
+  std::vector<std::shared_ptr<StageTiming>> stages_;
   const StageSource* source_ = nullptr;
-  std::shared_ptr<Cache> cache_ = std::make_shared<Cache>();
+  std::shared_ptr<Floors> floors_ = std::make_shared<Floors>();
 };
 
 // The first error a clock met (its functions return numbers).
@@ -505,31 +575,24 @@ Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, i
   return d;
 }
 
-// Disaggregated: prefill and decode workers, each deployment at its own tp, the KV between.
-Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& engine,
-                                       const Degrees& degrees, const Disagg& g,
-                                       const RequestShape& r, int64_t chunk) {
-  auto prefill = Redeploy(serving, degrees, g.prefill_tp.value_or(degrees.tp), "--prefill-tp");
-  if (!prefill) return std::unexpected(prefill.error());
-  auto decode = Redeploy(serving, degrees, g.decode_tp.value_or(degrees.tp), "--decode-tp");
-  if (!decode) return std::unexpected(decode.error());
-  auto prefill_timer = Timer::Make(*prefill, engine);
-  if (!prefill_timer) return std::unexpected(prefill_timer.error());
-  auto decode_timer = Timer::Make(*decode, engine);
-  if (!decode_timer) return std::unexpected(decode_timer.error());
-  const int64_t devices = g.prefill_workers * prefill->deployment().devices +
-                          g.decode_workers * decode->deployment().devices;
-  auto link = TransferLink(serving.device(), devices);
+// Disaggregated on the workers' timers: the prefill pool's KV over the link, each pool's
+// steps from its own timer.
+Result<PredictedDynamics> DisaggregateOn(const Timer& prefill, const Timer& decode,
+                                         const Disagg& g, const RequestShape& r, int64_t chunk) {
+  const Serving& p = prefill.serving();
+  const int64_t devices = g.prefill_workers * p.deployment().devices +
+                          g.decode_workers * decode.serving().deployment().devices;
+  auto link = TransferLink(p.device(), devices);
   if (!link) return std::unexpected(link.error());
   // Each prefill device sends what it holds of the sequence, all at once.
   uint64_t bytes = 0;
-  for (size_t s = 0; s < prefill->stage_count(); ++s) {
-    bytes = std::max(bytes, prefill->StageBytesPerSeq(s, r.load.prompt));
+  for (size_t s = 0; s < p.stage_count(); ++s) {
+    bytes = std::max(bytes, p.StageBytesPerSeq(s, r.load.prompt));
   }
   const double transfer_s = static_cast<double>(bytes) / link->first + link->second;
   ClockError error;
-  Clocks prefill_clocks(**prefill_timer, r.context, std::nullopt, error);
-  Clocks decode_clocks(**decode_timer, r.context, r.spec, error);
+  Clocks prefill_clocks(prefill, r.context, std::nullopt, error);
+  Clocks decode_clocks(decode, r.context, r.spec, error);
   PredictedDynamics d;
   d.mode = "disaggregated";
   d.chunk_tokens = chunk;
@@ -552,10 +615,30 @@ void AddRequestPath(const ServingLoad& load, double request_s, DynamicsFigures& 
                    f.e2e_s;
 }
 
+// Disaggregated: prefill and decode workers, each deployment at its own tp (redeployed here
+// unless `workers` holds their timers), the KV between.
+Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& engine,
+                                       const Degrees& degrees, const Disagg& g,
+                                       const RequestShape& r, int64_t chunk,
+                                       const std::pair<const Timer*, const Timer*>& workers) {
+  if (workers.first != nullptr) return DisaggregateOn(*workers.first, *workers.second, g, r, chunk);
+  auto prefill = Redeploy(serving, degrees, g.prefill_tp.value_or(degrees.tp), "--prefill-tp");
+  if (!prefill) return std::unexpected(prefill.error());
+  auto decode = Redeploy(serving, degrees, g.decode_tp.value_or(degrees.tp), "--decode-tp");
+  if (!decode) return std::unexpected(decode.error());
+  auto prefill_timer = Timer::Make(*prefill, engine);
+  if (!prefill_timer) return std::unexpected(prefill_timer.error());
+  auto decode_timer = Timer::Make(*decode, engine);
+  if (!decode_timer) return std::unexpected(decode_timer.error());
+  return DisaggregateOn(**prefill_timer, **decode_timer, g, r, chunk);
+}
+
 // The whole request (--gen-len): its dynamics and floors.
+// `workers`: the disaggregated workers' timers when the caller has them (else redeployed).
 Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine& engine,
                             const ServingModes& o, const Degrees& degrees, bool floors,
-                            Predicted& out) {
+                            Predicted& out,
+                            std::pair<const Timer*, const Timer*> workers = {nullptr, nullptr}) {
   const Serving& serving = timer.serving();
   RequestShape r;
   r.load.concurrency = w.batch;
@@ -571,7 +654,7 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
     r.load.tokens_per_step = ExpectedTokensPerStep(o.speculative->drafts, o.speculative->acceptance);
   }
   const int64_t chunk = predict::ChunkedPrefillTokens(*engine.profile, *engine.entry);
-  auto d = o.disagg ? Disaggregate(serving, engine, degrees, *o.disagg, r, chunk)
+  auto d = o.disagg ? Disaggregate(serving, engine, degrees, *o.disagg, r, chunk, workers)
                     : Aggregate(timer, r, chunk);
   if (!d) return std::unexpected(d.error());
   if (!engine.profile->transparent) {
@@ -611,13 +694,29 @@ ServingPredictor& ServingPredictor::operator=(ServingPredictor&&) noexcept = def
 ServingPredictor::~ServingPredictor() = default;
 
 Result<ServingPredictor> ServingPredictor::Make(const Serving& serving, const Degrees& degrees,
-                                                const std::optional<std::string>& engine) {
-  auto e = ResolveEngine(engine, serving.device());
-  if (!e) return std::unexpected(e.error());
+                                                const std::optional<std::string>& engine,
+                                                StagePredictorCache* shared) {
+  StagePredictorCache::Impl* cache = shared != nullptr ? shared->impl_.get() : nullptr;
+  if (cache != nullptr && (!cache->engine || cache->engine_name != engine ||
+                           cache->device != serving.device().name)) {
+    // Another engine or device: its stage timings do not apply.
+    auto e = ResolveEngine(engine, serving.device());
+    if (!e) return std::unexpected(e.error());
+    cache->engine_name = engine;
+    cache->device = serving.device().name;
+    cache->engine = std::move(*e);
+    cache->stages.clear();
+  }
   auto state = std::make_unique<State>();
-  state->engine = std::move(*e);
+  if (cache != nullptr) {
+    state->engine = *cache->engine;
+  } else {
+    auto e = ResolveEngine(engine, serving.device());
+    if (!e) return std::unexpected(e.error());
+    state->engine = std::move(*e);
+  }
   state->degrees = degrees;
-  auto timer = Timer::Make(serving, state->engine);
+  auto timer = Timer::Make(serving, state->engine, cache);
   if (!timer) return std::unexpected(timer.error());
   state->timer = std::move(*timer);
   return ServingPredictor(std::move(state));
@@ -648,12 +747,21 @@ Result<Predicted> ServingPredictor::Predict(const Workload& workload, const Serv
 }
 
 Result<Predicted> ServingPredictor::PredictRequestFigures(const Workload& workload,
-                                                          const ServingModes& modes) const {
+                                                          const ServingModes& modes,
+                                                          const DisaggWorkers* workers) const {
   if (!workload.gen_len) return MakeError("option '--gen-len': a whole request needs it");
   Predicted out;
   out.engine = state_->engine.profile->engine;
+  std::pair<const Timer*, const Timer*> timers{nullptr, nullptr};
+  if (workers != nullptr && modes.disagg) {
+    if (workers->prefill->engine() != engine() || workers->decode->engine() != engine()) {
+      return MakeError("option '--engine': the disaggregated workers were predicted by another "
+                       "engine");
+    }
+    timers = {workers->prefill->state_->timer.get(), workers->decode->state_->timer.get()};
+  }
   if (auto ok = PredictRequest(*state_->timer, workload, state_->engine, modes, state_->degrees,
-                               false, out);
+                               false, out, timers);
       !ok) {
     return std::unexpected(ok.error());
   }

@@ -150,6 +150,43 @@ struct StageStep {
 using StageSource = std::function<Result<std::optional<StageStep>>(
     size_t stage, int64_t rows, int64_t seqs, int64_t ctx, bool decode)>;
 
+// A caller's compiled timing of one stage graph (a sweep's StepPlan): the engine's step at
+// `rows` token rows of `seqs` sequences after `ctx` cached tokens, equal to its prediction of
+// the full analysis; nullopt where it cannot say (the full analysis then runs).
+using GraphStepSource = std::function<Result<std::optional<StageStep>>(
+    int64_t rows, int64_t seqs, int64_t ctx, bool decode)>;
+// Makes the source of one stage graph on the device, given the graph's node timer.
+using GraphSourceMaker = std::function<Result<GraphStepSource>(
+    const StepGraph& graph, const device::Device& device, const StageNodeTimer& timer)>;
+
+// The compiled stage predictors of many deployments of one model on one device with one
+// engine (a planner's splits): deployments that share a stage graph (Serving::StageCache)
+// share its predictor and the steps it timed, and the engine is resolved once. It holds the
+// graphs it has seen. With a `maker`, each graph's steps are timed by its source where it
+// says them (one call at a time). Predictors are made with it from one thread at a time.
+class StagePredictorCache {
+ public:
+  explicit StagePredictorCache(GraphSourceMaker maker = nullptr);
+  ~StagePredictorCache();
+  StagePredictorCache(const StagePredictorCache&) = delete;
+  StagePredictorCache& operator=(const StagePredictorCache&) = delete;
+  struct Impl;  // predicted.cc's
+
+ private:
+  friend class ServingPredictor;
+  std::unique_ptr<Impl> impl_;
+};
+
+class ServingPredictor;
+// A disaggregated request's workers already deployed (a planner's splits): the predictors of
+// the deployment at --prefill-tp and of the one at --decode-tp, the other degrees, the device
+// and the engine as the predictor's they are passed to. Their steps are timed on them (and
+// stay cached there) rather than on deployments made again per call.
+struct DisaggWorkers {
+  const ServingPredictor* prefill = nullptr;
+  const ServingPredictor* decode = nullptr;
+};
+
 // THE prediction entry point for callers that predict many points (a sweep, a planner): one
 // deployment (`serving`, deployed with `degrees`) with one engine — the engine's profile
 // resolved for the device and every stage's StepPredictor compiled once — then Predict per
@@ -169,15 +206,19 @@ using StageSource = std::function<Result<std::optional<StageStep>>(
 // without MTP modules, --disagg over a link the device has no figure for.
 class ServingPredictor {
  public:
+  // `shared`: stage predictors to share with other deployments (nullptr: its own).
   static Result<ServingPredictor> Make(const Serving& serving, const Degrees& degrees,
-                                       const std::optional<std::string>& engine);
+                                       const std::optional<std::string>& engine,
+                                       StagePredictorCache* shared = nullptr);
   Result<Predicted> Predict(const Workload& workload, const ServingModes& modes = {},
                             std::optional<size_t> node_stage = std::nullopt) const;
   // The whole request only (workload.gen_len set): ttft_s, tpot_s, e2e_s, tokens_per_s and
   // the dynamics, equal to Predict's; no static step, no floors, no error figures (the
-  // planner's call, per batch of a split).
+  // planner's call, per batch of a split). With modes.disagg, `workers` (when given) are
+  // the workers' deployments; equal figures to redeploying them.
   Result<Predicted> PredictRequestFigures(const Workload& workload,
-                                          const ServingModes& modes = {}) const;
+                                          const ServingModes& modes = {},
+                                          const DisaggWorkers* workers = nullptr) const;
   const std::string& engine() const;  // the profile's id
 
   // The figures alone (step_time_s, tokens_per_s, ttft_s, tpot_s, e2e_s, dynamics — no

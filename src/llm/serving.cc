@@ -80,29 +80,71 @@ Result<std::shared_ptr<const ModelBuild>> BuildModel(Model model, const RecipeOp
 
 // ---- Serving ------------------------------------------------------------------------------
 
+namespace {
+
+// What a stage's step graph depends on: the device's share (DeviceShard) less the fields the
+// builder does not read for it (step_graph.cc): tp_scope only with tp > 1 (its all-reduces and
+// gathers), pp_scope only on a stage that sends to the next, and dp_attention, expert_tp,
+// moe_group and moe_scope only with ep > 1 (the routed experts' dispatch and combine).
+std::string ShareKey(const import::hf::DeviceShard& d) {
+  std::string key = Str(d.tp) + " " + Str(d.ep) + " " + Str(d.pp) + " " + Str(d.first_layer) +
+                    " " + Str(d.end_layer) + " " + (d.first_stage ? "F" : "-") +
+                    (d.last_stage ? "L" : "-");
+  if (d.tp > 1) key += " tp " + d.tp_scope;
+  if (!d.last_stage) key += " pp " + d.pp_scope;
+  if (d.ep > 1) {
+    key += " " + Str(d.dp_attention) + " " + Str(d.expert_tp) + " " + Str(d.moe_group) + " " +
+           d.moe_scope;
+  }
+  return key;
+}
+
+}  // namespace
+
+Result<std::optional<Serving::Stage>> Serving::MakeStage(const std::shared_ptr<const ModelBuild>& build,
+                                                         const Deployment& deployment, int64_t k,
+                                                         std::optional<Error>& unfit,
+                                                         StageCache* cache) {
+  const import::hf::DeviceShard shard = deployment.Shard(k);
+  std::string key;
+  if (cache != nullptr) {
+    if (cache->build_ != build) {
+      cache->build_ = build;
+      cache->stages_.clear();
+    }
+    key = ShareKey(shard);
+    if (auto it = cache->stages_.find(key); it != cache->stages_.end()) return it->second;
+  }
+  const Model& m = build->model;
+  auto graph = import::hf::BuildStepGraph(m.spec, build->recipe, shard);
+  if (!graph) {
+    // The whole model built: what fails is a device's share (a split row that no longer
+    // fits the recipe's block).
+    unfit = graph.error();
+    return std::nullopt;
+  }
+  graph->graph.name = m.origin + " (stage " + Str(k) + ")";
+  auto figures = ComputeModelFigures(*graph);
+  if (!figures) return std::unexpected(figures.error());
+  std::vector<KvWindow> windows = KvWindows(*graph);
+  Stage stage{std::make_shared<const StepGraph>(std::move(*graph)), *figures, std::move(windows)};
+  if (cache != nullptr) cache->stages_.emplace(key, stage);
+  return stage;
+}
+
 Result<std::optional<Serving>> Serving::Make(std::shared_ptr<const ModelBuild> build,
                                              Deployment deployment,
                                              const device::Device& device,
-                                             std::optional<Error>& unfit) {
+                                             std::optional<Error>& unfit, StageCache* cache) {
   Serving s;
   if (deployment.one_device()) {
     s.stages_.push_back({build->whole, build->figures, build->kv_windows});
   } else {
-    const Model& m = build->model;
     for (int64_t k = 0; k < deployment.pp; ++k) {
-      auto graph = import::hf::BuildStepGraph(m.spec, build->recipe, deployment.Shard(k));
-      if (!graph) {
-        // The whole model built: what fails is a device's share (a split row that no longer
-        // fits the recipe's block).
-        unfit = graph.error();
-        return std::nullopt;
-      }
-      graph->graph.name = m.origin + " (stage " + Str(k) + ")";
-      auto figures = ComputeModelFigures(*graph);
-      if (!figures) return std::unexpected(figures.error());
-      std::vector<KvWindow> windows = KvWindows(*graph);
-      s.stages_.push_back({std::make_shared<const StepGraph>(std::move(*graph)), *figures,
-                           std::move(windows)});
+      auto stage = MakeStage(build, deployment, k, unfit, cache);
+      if (!stage) return std::unexpected(stage.error());
+      if (!*stage) return std::nullopt;
+      s.stages_.push_back(std::move(**stage));
     }
   }
   for (const Stage& stage : s.stages_) {
@@ -135,7 +177,8 @@ Result<Serving> Serving::Build(std::shared_ptr<const ModelBuild> build, Deployme
 
 Result<std::optional<Serving>> Serving::Deploy(std::shared_ptr<const ModelBuild> build,
                                                const Degrees& degrees,
-                                               const device::Device& device, std::string& why) {
+                                               const device::Device& device, std::string& why,
+                                               StageCache* cache) {
   Deployment deployment = Deployment::OneDevice(build->model.spec.num_layers());
   if (degrees.MultiDevice()) {
     auto planned = PlanDeployment(build->model.spec, degrees, device);
@@ -146,7 +189,7 @@ Result<std::optional<Serving>> Serving::Deploy(std::shared_ptr<const ModelBuild>
     deployment = std::move(*planned);
   }
   std::optional<Error> unfit;
-  auto s = Make(std::move(build), std::move(deployment), device, unfit);
+  auto s = Make(std::move(build), std::move(deployment), device, unfit, cache);
   if (s && !*s) why = "a device's share does not fit the recipe (" + unfit->message + ")";
   return s;
 }

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -80,7 +81,24 @@ Result<std::shared_ptr<const ModelBuild>> BuildModel(Model model, const RecipeOp
 // one stage is the whole model's graph) and what each stage's device holds. Built once, timed
 // at any number of workloads; it may be moved, and its graphs stay where they are.
 class Serving {
+ private:
+  struct Stage {
+    std::shared_ptr<const StepGraph> step;
+    ModelFigures figures;
+    std::vector<KvWindow> kv_windows;
+  };
+
  public:
+  // The stage graphs of one ModelBuild's deployments, for a caller that deploys many (a
+  // planner): a stage whose device holds the same share as one built before reuses its graph
+  // (a StepGraph depends on the device's share alone: deployments differing only in
+  // dp-attention without expert parallelism hold equal shares). Filled by Deploy.
+  class StageCache {
+    friend class Serving;
+    std::shared_ptr<const ModelBuild> build_;  // the stages' (held: its address stays its own)
+    std::map<std::string, Stage> stages_;
+  };
+
   // Errors: a device's share that does not fit the recipe's blocks names the option that split
   // it ("option '--tp': a device's share does not fit the recipe (...)").
   static Result<Serving> Build(std::shared_ptr<const ModelBuild> build, Deployment deployment,
@@ -89,9 +107,11 @@ class Serving {
   // `why` when the model or device cannot take it (the degrees do not divide what they split,
   // or a device's share does not fit the recipe). Degrees of one device are not planned: they
   // give the one-device deployment.
+  // `cache`: stage graphs to share with earlier deployments of the same build (nullptr: none).
   static Result<std::optional<Serving>> Deploy(std::shared_ptr<const ModelBuild> build,
                                                const Degrees& degrees,
-                                               const device::Device& device, std::string& why);
+                                               const device::Device& device, std::string& why,
+                                               StageCache* cache = nullptr);
 
   const ModelBuild& build() const { return *build_; }
   const std::shared_ptr<const ModelBuild>& shared_build() const { return build_; }
@@ -99,6 +119,7 @@ class Serving {
   const device::Device& device() const { return device_; }
   size_t stage_count() const { return stages_.size(); }
   const StepGraph& stage(size_t s) const { return *stages_[s].step; }
+  const std::shared_ptr<const StepGraph>& shared_stage(size_t s) const { return stages_[s].step; }
   std::span<const StepGraph* const> stages() const { return stage_steps_; }
   // What the device of stage s holds: its weights, per-token KV and per-sequence state.
   const ModelFigures& stage_figures(size_t s) const { return stages_[s].figures; }
@@ -116,17 +137,17 @@ class Serving {
   uint64_t StageBytesPerSeq(size_t s, int64_t memory_context) const;
 
  private:
-  struct Stage {
-    std::shared_ptr<const StepGraph> step;
-    ModelFigures figures;
-    std::vector<KvWindow> kv_windows;
-  };
   // The stages of `deployment`; when a device's share does not fit the recipe, nullopt and
   // the importer's reason in `unfit`.
   static Result<std::optional<Serving>> Make(std::shared_ptr<const ModelBuild> build,
                                              Deployment deployment,
                                              const device::Device& device,
-                                             std::optional<Error>& unfit);
+                                             std::optional<Error>& unfit,
+                                             StageCache* cache = nullptr);
+  // Stage k of `deployment`, built (or found in `cache`); nullopt with `unfit` as Make.
+  static Result<std::optional<Stage>> MakeStage(const std::shared_ptr<const ModelBuild>& build,
+                                                const Deployment& deployment, int64_t k,
+                                                std::optional<Error>& unfit, StageCache* cache);
 
   std::shared_ptr<const ModelBuild> build_;
   Deployment deployment_;

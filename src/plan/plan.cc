@@ -7,10 +7,13 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <tuple>
 
 #include "plan/hints.h"
 #include "plan/search.h"
 #include "predict/profile.h"
+#include "sweep/step_plan.h"
 #include "support/human_units.h"
 
 namespace opscope::plan {
@@ -83,6 +86,27 @@ bool SameButTp(const SplitDegrees& a, const SplitDegrees& b) {
   return a.ep == b.ep && a.pp == b.pp && a.dp_attention == b.dp_attention;
 }
 
+// Each stage graph's predicted steps from its compiled plan (sweep::StepPlan::PredictStep:
+// equal to the engine's prediction of the full analysis), compiled once per graph.
+llm::GraphSourceMaker CompiledSteps() {
+  return [](const llm::StepGraph& graph, const device::Device& device,
+            const llm::StageNodeTimer& timer) -> Result<llm::GraphStepSource> {
+    auto compiled = sweep::StepPlan::Compile(graph.graph);
+    // A graph the cost rules reject at the plan's sample points has no plan: its steps take
+    // the full analysis, which names what it rejects where the search asks.
+    if (!compiled) return llm::GraphStepSource();
+    std::shared_ptr<sweep::StepPlan> plan = std::move(*compiled);
+    return [plan, device, timer](int64_t rows, int64_t seqs, int64_t ctx,
+                                 bool decode) -> Result<std::optional<llm::StageStep>> {
+      llm::StageStep step;
+      auto ok = plan->PredictStep(sweep::Point{rows, seqs, ctx}, device, timer, decode, true, step);
+      if (!ok) return std::unexpected(ok.error());
+      if (!*ok) return std::nullopt;
+      return std::optional<llm::StageStep>(std::move(step));
+    };
+  };
+}
+
 // A split searched for one recipe.
 struct SplitState {
   std::unique_ptr<SplitEval> eval;
@@ -123,6 +147,12 @@ class Planner {
   Result<std::optional<SplitState>> Deploy(const std::shared_ptr<const llm::ModelBuild>& build,
                                            const SplitDegrees& g,
                                            const std::vector<SplitState>& done);
+  Result<std::vector<SplitState>> DeploySplits(const std::shared_ptr<const llm::ModelBuild>& build);
+  Result<void> SearchAgg(std::vector<SplitState>& splits);
+  Result<std::optional<int64_t>> PipelineStart(const SplitDegrees& g,
+                                               const std::vector<SplitState>& done);
+  Result<std::unique_ptr<SplitEval>> MakeEval(const std::shared_ptr<const llm::ModelBuild>& build,
+                                              const SplitDegrees& g, const std::string& label);
   // The largest s in [lo, hi] for which ok(s) holds (ok falls from true to false as s grows);
   // 0 when none.
   Result<int64_t> Largest(int64_t lo, int64_t hi, const std::function<Result<bool>(int64_t)>& ok);
@@ -158,6 +188,22 @@ class Planner {
     std::vector<SplitState> splits;
   };
   std::vector<RecipeSplits> searched_;
+  llm::Serving::StageCache stage_cache_;  // the current recipe's stage graphs
+  // The stage predictors of the current recipe's splits, by graph (with the page's grid,
+  // every recipe's).
+  std::optional<llm::StagePredictorCache> predictor_cache_{std::in_place, CompiledSteps()};
+  // The current recipe's roofline figures by stage graphs and micro-batches (their graphs
+  // are held by stage_cache_ or the build while the recipe is searched).
+  std::map<std::tuple<std::vector<const void*>, int64_t, bool>, std::shared_ptr<SharedFigures>>
+      shared_figures_;
+  std::shared_ptr<SharedFigures> SharedFiguresOf(const llm::Serving& serving) {
+    std::vector<const void*> graphs;
+    for (const llm::StepGraph* g : serving.stages()) graphs.push_back(g);
+    const llm::Deployment& d = serving.deployment();
+    auto& slot = shared_figures_[{std::move(graphs), d.micro_batches, d.one_device()}];
+    if (!slot) slot = std::make_shared<SharedFigures>();
+    return slot;
+  }
 };
 
 Side Planner::MakeSide(const SplitEval& e, int64_t s, const BatchFigures& f, int64_t count,
@@ -246,51 +292,75 @@ Result<void> Planner::ExploreAgg(SplitEval& e, int64_t lo, int64_t hi, size_t lo
   return ExploreAgg(e, mid, hi, *mid_id, hi_id);
 }
 
-// Deploys split g unless a split without pipeline stages already searched beats every batch
-// it could add: the same tp, ep and dp-attention on one stage runs s sequences per device in
-// at most the time a pipeline stage sum takes, so where it holds them in memory, or where even
-// it misses the targets, the pipeline split has nothing to add.
-Result<std::optional<SplitState>> Planner::Deploy(
-    const std::shared_ptr<const llm::ModelBuild>& build, const SplitDegrees& g,
-    const std::vector<SplitState>& done) {
-  const int64_t context = r_.isl + r_.osl;
+// The first batch (per device) pipeline split g can add beside the splits without stages
+// already searched; nullopt when it adds none. The same tp, ep and dp-attention on one stage
+// runs s sequences per device in at most the time a pipeline stage sum takes, so where it
+// holds them in memory, or where even it misses the targets, the pipeline split has nothing
+// to add.
+Result<std::optional<int64_t>> Planner::PipelineStart(const SplitDegrees& g,
+                                                      const std::vector<SplitState>& done) {
   int64_t lo = 1;
-  if (g.pp > 1) {
-    for (const SplitState& d : done) {
-      const SplitDegrees& h = d.eval->degrees();
-      if (h.pp != 1 || h.tp != g.tp || h.ep != g.ep || h.dp_attention != g.dp_attention) continue;
-      const int64_t held = d.eval->MaxS(context);
-      // At most max_batch / (dp · micro-batches) sequences per device; micro-batches = pp.
-      if (r_.max_batch / (g.dp_attention * g.pp) <= held) return std::nullopt;
-      auto next = d.eval->At(held + 1, out_.searched);
-      if (!next) return std::unexpected(next.error());
-      if (!Meets(next->ttft_s, next->tpot_s)) return std::nullopt;
-      lo = held + 1;
-    }
+  if (g.pp == 1) return lo;
+  for (const SplitState& d : done) {
+    const SplitDegrees& h = d.eval->degrees();
+    if (h.pp != 1 || h.tp != g.tp || h.ep != g.ep || h.dp_attention != g.dp_attention) continue;
+    const int64_t held = d.eval->MaxS(r_.isl + r_.osl);
+    // At most max_batch / (dp · micro-batches) sequences per device; micro-batches = pp.
+    if (r_.max_batch / (g.dp_attention * g.pp) <= held) return std::nullopt;
+    auto next = d.eval->At(held + 1, out_.searched);
+    if (!next) return std::unexpected(next.error());
+    if (!Meets(next->ttft_s, next->tpot_s)) return std::nullopt;
+    lo = held + 1;
   }
+  return lo;
+}
+
+// Split g deployed and its evaluator: the engine's predictor compiled once for the split
+// (every batch predicted on it), or the roofline. nullptr, listed in skipped under `label`,
+// when a share cannot be costed (a device's experts fewer than top_k, ...): a split this model
+// does not take.
+Result<std::unique_ptr<SplitEval>> Planner::MakeEval(
+    const std::shared_ptr<const llm::ModelBuild>& build, const SplitDegrees& g,
+    const std::string& label) {
   std::string why;
-  auto serving = llm::Serving::Deploy(build, llm::Degrees{g.tp, g.ep, g.pp, g.dp_attention},
-                                      device_, why);
-  const std::string label = "tp " + Str(g.tp) + ", ep " + Str(g.ep) + ", pp " + Str(g.pp) +
-                            ", dp-attention " + Str(g.dp_attention) + " (" + recipe_ + ")";
-  // A share the model cannot be costed at (a device's experts fewer than top_k, ...) is a
-  // split this model does not take: listed with the reason, the search goes on.
+  const llm::Degrees degrees{g.tp, g.ep, g.pp, g.dp_attention};
+  // Splits whose devices hold equal shares (dp-attention alone differing, no expert
+  // parallelism) share their stage graphs, and with them their compiled predictors and
+  // timed steps (predicted) or their figures (roofline).
+  auto serving = llm::Serving::Deploy(build, degrees, device_, why, &stage_cache_);
   if (!serving || !*serving) {
     out_.skipped.push_back(label + ": " + (serving ? why : serving.error().message));
-    return std::optional<SplitState>(SplitState{});
+    return nullptr;
   }
   auto shared = std::make_shared<const llm::Serving>(std::move(**serving));
+  std::shared_ptr<SharedFigures> figures = engine_ ? nullptr : SharedFiguresOf(*shared);
   std::shared_ptr<const llm::ServingPredictor> predictor;
   if (engine_) {
-    // The engine's profile compiled once for the split; every batch is predicted on it.
-    auto made = llm::ServingPredictor::Make(*shared, llm::Degrees{g.tp, g.ep, g.pp, g.dp_attention},
-                                            engine_);
+    auto made = llm::ServingPredictor::Make(*shared, degrees, engine_, &*predictor_cache_);
     if (!made) return std::unexpected(made.error());
     predictor = std::make_shared<const llm::ServingPredictor>(std::move(*made));
   }
+  return std::make_unique<SplitEval>(std::move(shared), std::move(predictor), g, r_.isl, r_.osl,
+                                     r_.max_batch, r_.mem_util, std::move(figures));
+}
+
+// Deploys split g unless PipelineStart finds nothing it adds (nullopt), and bisects its
+// batches to the largest meeting the targets. A split the model does not take comes back
+// without an evaluator.
+Result<std::optional<SplitState>> Planner::Deploy(
+    const std::shared_ptr<const llm::ModelBuild>& build, const SplitDegrees& g,
+    const std::vector<SplitState>& done) {
+  auto start = PipelineStart(g, done);
+  if (!start) return std::unexpected(start.error());
+  if (!*start) return std::nullopt;
+  const int64_t lo = **start, context = r_.isl + r_.osl;
+  const std::string label = "tp " + Str(g.tp) + ", ep " + Str(g.ep) + ", pp " + Str(g.pp) +
+                            ", dp-attention " + Str(g.dp_attention) + " (" + recipe_ + ")";
+  auto eval = MakeEval(build, g, label);
+  if (!eval) return std::unexpected(eval.error());
+  if (*eval == nullptr) return std::optional<SplitState>(SplitState{});
   SplitState state;
-  state.eval = std::make_unique<SplitEval>(std::move(shared), std::move(predictor), g, r_.isl,
-                                           r_.osl, r_.max_batch, r_.mem_util);
+  state.eval = std::move(*eval);
   state.lo = lo;
   const int64_t hi = state.eval->MaxS(context);
   if (hi < 1) {
@@ -390,7 +460,9 @@ Result<std::optional<PlanPoint>> Planner::PredictDisagg(SplitEval& decode, int64
   w.gen_len = r_.osl;
   w.mem_util = r_.mem_util;
   ++out_.searched;
-  auto predicted = decode.predictor()->PredictRequestFigures(w, modes);
+  // The workers are the splits already deployed: their predictors' steps, cached there.
+  const llm::DisaggWorkers workers{p.eval->predictor().get(), decode.predictor().get()};
+  auto predicted = decode.predictor()->PredictRequestFigures(w, modes, &workers);
   if (!predicted) return std::unexpected(predicted.error());
   PlanPoint pt = MakeDisagg(decode, s, *f, p, x, y);
   pt.requests_in_flight = w.batch;
@@ -578,11 +650,9 @@ void Planner::SizeForRate(const PlanPoint& p) {
   }
 }
 
-Result<void> Planner::RunRecipe(const std::shared_ptr<const llm::ModelBuild>& build,
-                                const std::optional<std::string>& weights) {
-  weights_ = weights;
-  const llm::RecipeLabels& l = build->labels;
-  recipe_ = l.weights + "/" + l.activations + "/" + l.kv;
+// Every split of the recipe the search space holds, deployed (Deploy), in search order.
+Result<std::vector<SplitState>> Planner::DeploySplits(
+    const std::shared_ptr<const llm::ModelBuild>& build) {
   uint64_t pruned = 0;
   const std::vector<SplitDegrees> degrees =
       EnumerateSplits(*build, device_, r_.gpus, r_.mem_util, out_.skipped, pruned);
@@ -603,8 +673,15 @@ Result<void> Planner::RunRecipe(const std::shared_ptr<const llm::ModelBuild>& bu
     }
     if ((*st)->eval != nullptr) splits.push_back(std::move(**st));
   }
-  // Each split's extremes first (the front they make prunes the rest), then what lies between.
+  return splits;
+}
+
+// The aggregated front of the splits: each split's extremes first (the front they make
+// prunes the rest), then what lies between, the splits reaching the most tokens/s per device
+// first (their front prunes the others' ranges sooner).
+Result<void> Planner::SearchAgg(std::vector<SplitState>& splits) {
   std::vector<std::pair<size_t, size_t>> ends(splits.size());
+  std::vector<size_t> order;
   for (size_t i = 0; i < splits.size(); ++i) {
     SplitState& st = splits[i];
     if (st.eval == nullptr || st.feasible < st.lo) continue;
@@ -614,12 +691,7 @@ Result<void> Planner::RunRecipe(const std::shared_ptr<const llm::ModelBuild>& bu
     if (!b) return std::unexpected(b.error());
     SizeForRate(points_[*b]);
     ends[i] = {*a, *b};
-  }
-  // Splits reaching the most tokens/s per device first: the front they make prunes the
-  // others' ranges sooner.
-  std::vector<size_t> order;
-  for (size_t i = 0; i < splits.size(); ++i) {
-    if (splits[i].eval != nullptr && splits[i].feasible >= splits[i].lo) order.push_back(i);
+    order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return points_[ends[a].second].tokens_per_s_per_device >
@@ -631,10 +703,25 @@ Result<void> Planner::RunRecipe(const std::shared_ptr<const llm::ModelBuild>& bu
       return ok;
     }
   }
+  return {};
+}
+
+Result<void> Planner::RunRecipe(const std::shared_ptr<const llm::ModelBuild>& build,
+                                const std::optional<std::string>& weights) {
+  weights_ = weights;
+  shared_figures_.clear();
+  if (!r_.page_grid) predictor_cache_.emplace(CompiledSteps());
+  const llm::RecipeLabels& l = build->labels;
+  recipe_ = l.weights + "/" + l.activations + "/" + l.kv;
+  auto splits = DeploySplits(build);
+  if (!splits) return std::unexpected(splits.error());
+  if (auto ok = SearchAgg(*splits); !ok) return ok;
   if (r_.disagg) {
-    if (auto ok = Disaggregate(splits); !ok) return ok;
+    if (auto ok = Disaggregate(*splits); !ok) return ok;
   }
-  searched_.push_back({recipe_, std::move(splits)});
+  // Only the page's grid evaluates the splits again: without it they go now, and the next
+  // recipe's take their memory.
+  if (r_.page_grid) searched_.push_back({recipe_, std::move(*splits)});
   return {};
 }
 

@@ -18,7 +18,9 @@
 // largest one that fits memory and meets the targets (TTFT and TPOT never fall as the batch
 // grows); batches between two evaluated ones are skipped when the corner they cannot beat is
 // already dominated by the front; a pipeline split is skipped where the same split without
-// stages holds the batch (its points dominate); each evaluation is memoized per split.
+// stages holds the batch (its points dominate); each evaluation is memoized per split, and
+// splits whose devices hold the same share build their stage graphs once and share the
+// engine's compiled predictors, timed steps and roofline figures of them.
 //
 // The result is plain data; report/ renders it (text, JSON, CSV, HTML).
 #pragma once
@@ -142,7 +144,7 @@ struct PlanResult {
   std::vector<PlanPoint> front;        // meets the targets, none dominated, by tokens/s per device
   std::optional<size_t> best;          // index into front: the most tokens/s per device
   std::optional<RateSizing> rate_sizing;
-  uint64_t searched = 0;               // configurations evaluated
+  uint64_t searched = 0;               // configurations evaluated (per split, shared ones too)
   uint64_t splits = 0, splits_pruned = 0;  // splits considered; of those, never built
   std::vector<std::string> skipped;    // splits that cannot run or meet the targets, with why
   std::vector<std::string> assumptions;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "llm/decode_sum.h"
 #include "llm/deployment.h"
 #include "support/human_units.h"
 
@@ -58,9 +59,11 @@ std::vector<SplitDegrees> EnumerateSplits(const llm::ModelBuild& build,
 
 SplitEval::SplitEval(std::shared_ptr<const llm::Serving> serving,
                      std::shared_ptr<const llm::ServingPredictor> predictor, SplitDegrees degrees,
-                     int64_t isl, int64_t osl, int64_t max_batch, double mem_util)
+                     int64_t isl, int64_t osl, int64_t max_batch, double mem_util,
+                     std::shared_ptr<SharedFigures> shared)
     : serving_(std::move(serving)), predictor_(std::move(predictor)), degrees_(degrees),
-      isl_(isl), osl_(osl), max_batch_(max_batch), mem_util_(mem_util) {
+      isl_(isl), osl_(osl), max_batch_(max_batch), mem_util_(mem_util),
+      shared_(predictor_ ? nullptr : std::move(shared)) {
   const llm::Deployment& d = serving_->deployment();
   per_s_ = d.dp_attention * d.micro_batches;
 }
@@ -88,15 +91,42 @@ Result<BatchFigures> SplitEval::At(int64_t s, uint64_t& evaluated) {
     auto p = predictor_->PredictRequestFigures(w);
     if (!p) return std::unexpected(p.error());
     b = {p->ttft_s.value_or(0), p->tpot_s.value_or(0), p->e2e_s.value_or(0)};
+  } else if (auto it = shared_ ? shared_->find(s) : SharedFigures::iterator{};
+             shared_ && it != shared_->end()) {
+    b = it->second;
   } else {
-    auto e = llm::Evaluate(*serving_, w);
-    if (!e) return std::unexpected(e.error());
-    const llm::Figures& f = e->figures;
-    b = {f.ttft_s.value_or(0), f.tpot_s.value_or(0), f.e2e_s.value_or(0)};
+    auto f = RooflineFigures(*serving_, w);
+    if (!f) return std::unexpected(f.error());
+    b = *f;
+    if (shared_) shared_->emplace(s, b);
   }
   ++evaluated;
   memo_.emplace(s, b);
   return b;
+}
+
+Result<BatchFigures> RooflineFigures(const llm::Serving& serving, const llm::Workload& w) {
+  const llm::BatchSplit split = serving.deployment().Split(w.batch);
+  const cost::Workload prefill = llm::PrefillBindings(split.seqs, w.Prompt());
+  std::vector<double> step_s;
+  for (const llm::StepGraph* g : serving.stages()) {
+    auto r = llm::AnalyzeStep(*g, prefill, serving.device());
+    if (!r) return std::unexpected(r.error());
+    step_s.push_back(r->analysis.totals.time_s);
+  }
+  // As llm::Evaluate times the request: its decode steps from the prompt on.
+  const int64_t prompt = w.Prompt(), gen = *w.gen_len;
+  auto decode = serving.deployment().one_device()
+                    ? llm::SumDecodeSteps(serving.stage(0), serving.device(), split.seqs, prompt, gen)
+                    : llm::SumPipelineDecodeSteps(serving.stages(), serving.device(), split.seqs,
+                                                  split.micro_count, prompt, gen);
+  if (!decode) return std::unexpected(decode.error());
+  llm::StageTimes times;
+  times.step_s = step_s;
+  times.decode_sum_s = *decode;
+  llm::Figures f;
+  llm::ServingFigures(serving, w, times, f);
+  return BatchFigures{f.ttft_s.value_or(0), f.tpot_s.value_or(0), f.e2e_s.value_or(0)};
 }
 
 double SplitEval::KvTransferS(int64_t s, double link_bytes_per_s, double link_latency_s) const {

@@ -40,17 +40,26 @@ struct BatchFigures {
   double ttft_s = 0, tpot_s = 0, e2e_s = 0;
 };
 
-// One split deployed (a llm::Serving) and its batches evaluated on demand: by llm::Evaluate
-// (the roofline), or by the engine's predictor made once for the split (no graph rebuilt per
-// batch). Batches are whole per device: B = s · dp_attention · micro_batches for s sequences
+// The roofline figures of the deployments that run the same stage graphs with the same
+// micro-batches, at s sequences per device (a batch's per-device share): equal for all of
+// them (llm::Evaluate's ttft_s, tpot_s and e2e_s depend on the stages' steps at s alone).
+// Shared by splits differing in dp-attention alone without expert parallelism.
+using SharedFigures = std::map<int64_t, BatchFigures>;
+
+// One split deployed (a llm::Serving) and its batches evaluated on demand: at the roofline
+// (llm::Evaluate's figures), or by the engine's predictor made once for the split (no graph
+// rebuilt per batch). Batches are whole per device: B = s · dp_attention · micro_batches for s sequences
 // per device and micro-batch (any other batch runs the same steps as the next such batch,
 // with fewer sequences). The serving and its predictor are shared: the page's grid evaluates
 // the same split at other ISL and OSL.
 class SplitEval {
  public:
+  // `shared`: roofline figures to share with splits on the same stage graphs (nullptr: none;
+  // unused with a predictor).
   SplitEval(std::shared_ptr<const llm::Serving> serving,
             std::shared_ptr<const llm::ServingPredictor> predictor, SplitDegrees degrees,
-            int64_t isl, int64_t osl, int64_t max_batch, double mem_util);
+            int64_t isl, int64_t osl, int64_t max_batch, double mem_util,
+            std::shared_ptr<SharedFigures> shared = nullptr);
 
   const llm::Serving& serving() const { return *serving_; }
   const std::shared_ptr<const llm::Serving>& shared_serving() const { return serving_; }
@@ -62,7 +71,8 @@ class SplitEval {
   // The most sequences per device that memory holds at `context` tokens and the batch cap
   // allows (0: not even one).
   int64_t MaxS(int64_t context) const;
-  // The figures at s sequences per device (memoized); `evaluated` counts fresh evaluations.
+  // The figures at s sequences per device (memoized); `evaluated` counts the split's fresh
+  // evaluations (a batch whose figures a sibling split shared counts for both).
   Result<BatchFigures> At(int64_t s, uint64_t& evaluated);
   // The KV a prefill worker's devices send for a batch at s: per device, in parallel.
   double KvTransferS(int64_t s, double link_bytes_per_s, double link_latency_s) const;
@@ -75,7 +85,13 @@ class SplitEval {
   double mem_util_;
   int64_t per_s_ = 1;  // dp_attention · micro_batches
   std::map<int64_t, BatchFigures> memo_;
+  std::shared_ptr<SharedFigures> shared_;
 };
+
+// llm::Evaluate's ttft_s, tpot_s and e2e_s of `w` (a whole request, prefill phase) without
+// the rest of its analysis (floors, assumptions, the busiest stage's step): each stage's
+// prefill step at its roofline time and the Σ of the decode steps, through ServingFigures.
+Result<BatchFigures> RooflineFigures(const llm::Serving& serving, const llm::Workload& w);
 
 // The link a disaggregated request's KV crosses (the interconnect when all `devices` fit one
 // node, else the network) and its latency; nullopt when the device has no figure for it.
