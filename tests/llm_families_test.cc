@@ -604,6 +604,77 @@ TEST(HfFamilies, Step37Flash) {
             uint64_t{2} * (p + 1) * 64 * (128 + 128));
 }
 
+// ---- Llama-shaped families against their cards (fixtures: tests/fixtures/hf/SOURCES.md) -----
+
+// phi-4 (model_type phi3; microsoft/phi-4 card: "Architecture: 14B parameters, dense
+// decoder-only Transformer model"; the Hub lists 14.7B). Per layer: q and o 5120·5120, k and v
+// 5120·(10·128), gate/up/down 3·5120·17920, two RMSNorms; untied embedding and head.
+TEST(HfFamilies, Phi4) {
+  const Built b = Build("phi-4.json");
+  const uint64_t h = 5120, v = 100352, kv = 10 * 128;
+  const uint64_t layer = 2 * h * h + 2 * h * kv + 3 * h * 17920 + 2 * h;
+  EXPECT_EQ(b.figures.params_total, 40 * layer + 2 * v * h + h);  // 14,659,507,200
+  ExpectParams(b, 14, 14);
+  // Phi3Config's sliding_window (16384, the trained context) bounds every layer's cache: at
+  // 4096 tokens a sequence holds 40 · (K + V) · 10 heads · 128 · 2 bytes per token.
+  EXPECT_EQ(b.spec.layers[0].window, 16384);
+  EXPECT_EQ(llm::BytesPerSeq(b.step, b.figures, 4096), 4096u * 40 * 2 * kv * 2);
+}
+
+// EXAONE-4.0-1.2B (exaone4; the transformers EXAONE 4 docs: "a small-size 1.2B model designed
+// for on-device applications"), from a public W4A16 re-save of it whose architecture fields are
+// the release's: 30 layers, 32 query / 8 KV heads of 64, per-head q/k RMSNorms, norms after
+// attention and MLP (QK-Reorder-Norm), tied embedding. Its compressed-tensors group holds every
+// Linear but lm_head at int4 in groups of 128.
+TEST(HfFamilies, Exaone4) {
+  const Built b = Build("exaone-4.0-1.2b-w4a16.json");
+  const uint64_t h = 2048, v = 102400, q = 32 * 64, kv = 8 * 64;
+  const uint64_t layer = 2 * h * q + 2 * h * kv + 3 * h * 4096 + 2 * 64 + 2 * h;
+  EXPECT_EQ(b.figures.params_total, 30 * layer + v * h + h);  // 1,279,391,488
+  ExpectParams(b, 1.2, 1.2);
+  // layer_types (30 × full_attention) decides; the null sliding_window_pattern beside it is
+  // read, not an unread-field error. With no sliding window every layer keeps RoPE.
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 30u * 2 * kv * 2);
+  for (const LayerSpec& l : b.spec.layers) EXPECT_TRUE(l.rope && l.window == 0);
+}
+
+// EXAONE-4's hybrid form (the 32B's sliding_window 4096, three sliding layers to one global):
+// Exaone4Attention rotates q and k only when sliding_window is None or the layer slides, so the
+// global layers are NoPE. The release config with its layer_types, cut to 8 layers here.
+TEST(HfFamilies, Exaone4HybridGlobalLayersHaveNoRope) {
+  std::string json = Config("exaone-4.0-1.2b-w4a16.json");
+  const size_t from = json.find("\"layer_types\"");
+  const size_t to = json.find("],", from) + 2;
+  ASSERT_NE(from, std::string::npos);
+  std::string types = "\"layer_types\": [";
+  for (int i = 0; i < 8; ++i) {
+    types += std::string(i ? ", " : "") + ((i + 1) % 4 ? "\"sliding_attention\"" : "\"full_attention\"");
+  }
+  json.replace(from, to - from, types + "],");
+  for (auto [key, value] : {std::pair{"\"num_hidden_layers\": 30", "\"num_hidden_layers\": 8"},
+                            std::pair{"\"sliding_window\": null", "\"sliding_window\": 4096"}}) {
+    const size_t at = json.find(key);
+    ASSERT_NE(at, std::string::npos) << key;
+    json.replace(at, std::string_view(key).size(), value);
+  }
+  auto spec = ParseHfConfig(json, "exaone4-hybrid.json");
+  ASSERT_TRUE(spec) << spec.error().message;
+  for (int64_t i = 0; i < 8; ++i) {
+    const bool global = (i + 1) % 4 == 0;
+    EXPECT_EQ(spec->layers[i].window, global ? 0 : 4096) << i;
+    EXPECT_EQ(spec->layers[i].rope, !global) << i;
+  }
+  // A sliding_window_pattern that contradicts layer_types is listed; layer_types decides.
+  const size_t at = json.find("\"sliding_window_pattern\": null");
+  json.replace(at, 30, "\"sliding_window_pattern\": 2");
+  auto listed = ParseHfConfig(json, "exaone4-hybrid.json");
+  ASSERT_TRUE(listed) << listed.error().message;
+  EXPECT_NE(std::find(listed->assumptions.begin(), listed->assumptions.end(),
+                      "sliding_window_pattern 2 disagrees with layer_types at layer 1; "
+                      "layer_types is used (as the configuration class does)"),
+            listed->assumptions.end());
+}
+
 // Model types known to be refused say why (families.h kRefusedFamilies), naming the field.
 TEST(HfFamilies, RefusedTypesSayWhy) {
   for (const RefusedFamily& f : kRefusedFamilies) {

@@ -87,6 +87,10 @@ struct Family {
   int64_t full_every = 0;         // kPattern: every full_every-th layer is full attention
   std::string_view pattern_key = "";  // kPattern: the field that overrides full_every
   int64_t nope_every = 0;         // no_rope_layer_interval default: every n-th layer has no RoPE
+  // When sliding_window is set, the full-attention layers take no RoPE (EXAONE-4's "global
+  // NoPE for hybrid attention": Exaone4Attention rotates only if sliding_window is None or the
+  // layer slides).
+  bool global_nope = false;
   bool sinks = false;             // one learned sink logit per head (gpt-oss)
   MoePlacement moe = MoePlacement::kNone;
   int64_t first_dense = 0;        // first_k_dense_replace default (kFirstDense)
@@ -141,7 +145,7 @@ inline constexpr Family kFamilies[] = {
      .window_placement = WindowPlacement::kQwen, .nope_every = 4},
     {.model_type = "exaone4", .vocab = 102400, .qk_norm = QkNorm::kPerHead,
      .norms = NormLayout::kPost, .window = 4096, .window_placement = WindowPlacement::kPattern,
-     .full_every = 4, .pattern_key = "sliding_window_pattern"},
+     .full_every = 4, .pattern_key = "sliding_window_pattern", .global_nope = true},
     {.model_type = "granite", .vocab = 32000},
     {.model_type = "mimo", .vocab = 151936, .kv_heads = 32, .qkv_bias_always = true,
      .window = 4096, .window_placement = WindowPlacement::kQwen},
