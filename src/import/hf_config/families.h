@@ -29,6 +29,7 @@ enum class ReaderKind : uint8_t {
   kGraniteHybrid, // Mamba2 / attention by layer_types, MoE (+ shared MLP) or a shared MLP only
   kKimiLinear,    // Kimi Delta Attention + MLA, MoE
   kDeepseekV4,    // compressed sparse attention, hyper-connections, grouped output projection
+  kGemma4,        // Gemma-4: wider global layers (K = V), a dense MLP beside routed experts
 };
 
 // RMSNorm over q and k: none, per head (over head_dim), or over the whole projection
@@ -259,6 +260,18 @@ inline constexpr Family kFamilies[] = {
      .qk_norm = QkNorm::kPerHead, .norms = NormLayout::kSandwich, .window = 4096,
      .window_placement = WindowPlacement::kPattern, .full_every = 6,
      .pattern_key = "sliding_window_pattern"},
+    // Gemma 4 (transformers' Gemma4TextConfig / modular_gemma4.py): layer_types is required;
+    // the global layers take global_head_dim and, with attention_k_eq_v, no v_proj and
+    // num_global_key_value_heads; enable_moe_block adds routed experts beside the dense MLP.
+    {.model_type = "gemma4", .reader = ReaderKind::kGemma4, .text_config = "text_config",
+     .vocab = 262144, .head_dim = 256, .act = "gelu_pytorch_tanh",
+     .act_key = "hidden_activation", .tie = true, .qk_norm = QkNorm::kPerHead,
+     .norms = NormLayout::kSandwich, .window = 512,
+     .window_placement = WindowPlacement::kAll},
+    {.model_type = "gemma4_text", .reader = ReaderKind::kGemma4, .vocab = 262144,
+     .head_dim = 256, .act = "gelu_pytorch_tanh", .act_key = "hidden_activation", .tie = true,
+     .qk_norm = QkNorm::kPerHead, .norms = NormLayout::kSandwich, .window = 512,
+     .window_placement = WindowPlacement::kAll},
     // State-space models.
     {.model_type = "mamba", .reader = ReaderKind::kMamba1, .vocab = 50280, .tie = true},
     {.model_type = "falcon_mamba", .reader = ReaderKind::kMamba1, .vocab = 50280, .tie = true},
@@ -287,8 +300,6 @@ inline constexpr RefusedFamily kRefusedFamilies[] = {
                       "has no model_type of its own)"},
     {"kimi_k3", "no public config.json of it was found to build a reader from (its KDA / attention "
                 "hybrid is read for kimi_linear only)"},
-    {"gemma4", "no verbatim public config.json of it was found to build and test a reader on (its "
-               "per-layer embeddings, KV-sharing layers and MoE block are not read yet)"},
     {"mimo_v2_flash", "no verbatim public config.json of it was found, and its value heads narrower "
                       "than its key heads (v_head_dim) are not modelled"},
     {"hunyuan_v1_moe", "no public config.json with this model_type was found (the published "

@@ -334,6 +334,7 @@ Result<void> Dispatch(const Reader& r, const ConfigObject& root) {
     case ReaderKind::kGraniteHybrid: return ReadGraniteHybrid(r);
     case ReaderKind::kKimiLinear: return ReadKimiLinear(r);
     case ReaderKind::kDeepseekV4: return ReadDeepseekV4(r);
+    case ReaderKind::kGemma4: return ReadGemma4(r);
   }
   return MakeError("unknown reader");
 }
