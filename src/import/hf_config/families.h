@@ -294,14 +294,16 @@ struct RefusedFamily {
   std::string_view model_type, why;
 };
 inline constexpr RefusedFamily kRefusedFamilies[] = {
-    {"minimax_m3", "no public config.json of it was found to build a reader from (its block-sparse "
-                   "attention and index cache are not modelled)"},
-    {"minimax_m3_vl", "no public config.json of it was found to build a reader from (its text_config "
-                      "has no model_type of its own)"},
-    {"kimi_k3", "no public config.json of it was found to build a reader from (its KDA / attention "
-                "hybrid is read for kimi_linear only)"},
-    {"mimo_v2_flash", "no verbatim public config.json of it was found, and its value heads narrower "
-                      "than its key heads (v_head_dim) are not modelled"},
+    {"minimax_m3", "its block-sparse attention (sparse_attention_config: blocks of 128 tokens, "
+                   "16 chosen per query by a 4-head index with its own cache) is not modelled"},
+    {"minimax_m3_vl", "its text_config has no model_type of its own, and MiniMax-M3's "
+                      "block-sparse attention is not modelled"},
+    {"kimi_k3", "its KDA / MLA hybrid adds a latent MoE with a norm (routed_expert_hidden_size, "
+                "latent_moe_use_norm), block attention residuals (attn_res_block_size), an MLA "
+                "output gate and a 'situ' activation, none of which is modelled"},
+    {"mimo_v2_flash", "its value heads are narrower than its key heads (v_head_dim 128, head_dim "
+                      "192) and its sliding-window layers have their own head counts (swa_*), "
+                      "neither of which is modelled"},
     {"hunyuan_v1_moe", "no public config.json with this model_type was found (the published "
                        "Hunyuan-A13B config is remote code, model_type 'hunyuan', per-layer lists)"},
 };
