@@ -752,6 +752,10 @@ TEST(HfFamilies, Gemma4RefusesWhatItDoesNotModel) {
   EXPECT_EQ(ParseError(with("\"num_kv_shared_layers\": 0", "\"num_kv_shared_layers\": 20")),
             "config.json: field 'text_config.num_kv_shared_layers': 20: KV-sharing layers "
             "(Gemma-4 E2B / E4B) are not modelled");
+  // No default window: sliding layers need sliding_window.
+  EXPECT_EQ(ParseError(with("\"sliding_window\": 1024,", "")),
+            "config.json: field 'text_config.layer_types': layer 0 is sliding_attention but "
+            "sliding_window is null");
   EXPECT_EQ(ParseError(with("\"layer_types\"", "\"layer_kinds\"")),
             "config.json: field 'text_config.layer_types': is required for a Gemma-4 config (it "
             "says which layers are global, and the global layers have their own head size)");

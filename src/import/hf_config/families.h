@@ -263,14 +263,15 @@ inline constexpr Family kFamilies[] = {
     // Gemma 4 (transformers' Gemma4TextConfig / modular_gemma4.py): layer_types is required;
     // the global layers take global_head_dim and, with attention_k_eq_v, no v_proj and
     // num_global_key_value_heads; enable_moe_block adds routed experts beside the dense MLP.
+    // No window default: the released sizes differ (512, 1024), so sliding layers need
+    // sliding_window.
     {.model_type = "gemma4", .reader = ReaderKind::kGemma4, .text_config = "text_config",
      .vocab = 262144, .head_dim = 256, .act = "gelu_pytorch_tanh",
      .act_key = "hidden_activation", .tie = true, .qk_norm = QkNorm::kPerHead,
-     .norms = NormLayout::kSandwich, .window = 512,
-     .window_placement = WindowPlacement::kAll},
+     .norms = NormLayout::kSandwich, .window_placement = WindowPlacement::kAll},
     {.model_type = "gemma4_text", .reader = ReaderKind::kGemma4, .vocab = 262144,
      .head_dim = 256, .act = "gelu_pytorch_tanh", .act_key = "hidden_activation", .tie = true,
-     .qk_norm = QkNorm::kPerHead, .norms = NormLayout::kSandwich, .window = 512,
+     .qk_norm = QkNorm::kPerHead, .norms = NormLayout::kSandwich,
      .window_placement = WindowPlacement::kAll},
     // State-space models.
     {.model_type = "mamba", .reader = ReaderKind::kMamba1, .vocab = 50280, .tie = true},
