@@ -604,6 +604,163 @@ TEST(HfFamilies, Step37Flash) {
             uint64_t{2} * (p + 1) * 64 * (128 + 128));
 }
 
+// ---- Llama-shaped families against their cards (fixtures: tests/fixtures/hf/SOURCES.md) -----
+
+// phi-4 (model_type phi3; microsoft/phi-4 card: "Architecture: 14B parameters, dense
+// decoder-only Transformer model"; the Hub lists 14.7B). Per layer: q and o 5120·5120, k and v
+// 5120·(10·128), gate/up/down 3·5120·17920, two RMSNorms; untied embedding and head.
+TEST(HfFamilies, Phi4) {
+  const Built b = Build("phi-4.json");
+  const uint64_t h = 5120, v = 100352, kv = 10 * 128;
+  const uint64_t layer = 2 * h * h + 2 * h * kv + 3 * h * 17920 + 2 * h;
+  EXPECT_EQ(b.figures.params_total, 40 * layer + 2 * v * h + h);  // 14,659,507,200
+  ExpectParams(b, 14, 14);
+  // Phi3Config's sliding_window (16384, the trained context) bounds every layer's cache: at
+  // 4096 tokens a sequence holds 40 · (K + V) · 10 heads · 128 · 2 bytes per token.
+  EXPECT_EQ(b.spec.layers[0].window, 16384);
+  EXPECT_EQ(llm::BytesPerSeq(b.step, b.figures, 4096), 4096u * 40 * 2 * kv * 2);
+}
+
+// EXAONE-4.0-1.2B (exaone4; the transformers EXAONE 4 docs: "a small-size 1.2B model designed
+// for on-device applications"), from a public W4A16 re-save of it whose architecture fields are
+// the release's: 30 layers, 32 query / 8 KV heads of 64, per-head q/k RMSNorms, norms after
+// attention and MLP (QK-Reorder-Norm), tied embedding. Its compressed-tensors group holds every
+// Linear but lm_head at int4 in groups of 128.
+TEST(HfFamilies, Exaone4) {
+  const Built b = Build("exaone-4.0-1.2b-w4a16.json");
+  const uint64_t h = 2048, v = 102400, q = 32 * 64, kv = 8 * 64;
+  const uint64_t layer = 2 * h * q + 2 * h * kv + 3 * h * 4096 + 2 * 64 + 2 * h;
+  EXPECT_EQ(b.figures.params_total, 30 * layer + v * h + h);  // 1,279,391,488
+  ExpectParams(b, 1.2, 1.2);
+  // layer_types (30 × full_attention) decides; the null sliding_window_pattern beside it is
+  // read, not an unread-field error. With no sliding window every layer keeps RoPE.
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 30u * 2 * kv * 2);
+  for (const LayerSpec& l : b.spec.layers) EXPECT_TRUE(l.rope && l.window == 0);
+}
+
+// EXAONE-4's hybrid form (the 32B's sliding_window 4096, three sliding layers to one global):
+// Exaone4Attention rotates q and k only when sliding_window is None or the layer slides, so the
+// global layers are NoPE. The release config with its layer_types, cut to 8 layers here.
+TEST(HfFamilies, Exaone4HybridGlobalLayersHaveNoRope) {
+  std::string json = Config("exaone-4.0-1.2b-w4a16.json");
+  const size_t from = json.find("\"layer_types\"");
+  const size_t to = json.find("],", from) + 2;
+  ASSERT_NE(from, std::string::npos);
+  std::string types = "\"layer_types\": [";
+  for (int i = 0; i < 8; ++i) {
+    types += std::string(i ? ", " : "") + ((i + 1) % 4 ? "\"sliding_attention\"" : "\"full_attention\"");
+  }
+  json.replace(from, to - from, types + "],");
+  for (auto [key, value] : {std::pair{"\"num_hidden_layers\": 30", "\"num_hidden_layers\": 8"},
+                            std::pair{"\"sliding_window\": null", "\"sliding_window\": 4096"}}) {
+    const size_t at = json.find(key);
+    ASSERT_NE(at, std::string::npos) << key;
+    json.replace(at, std::string_view(key).size(), value);
+  }
+  auto spec = ParseHfConfig(json, "exaone4-hybrid.json");
+  ASSERT_TRUE(spec) << spec.error().message;
+  for (int64_t i = 0; i < 8; ++i) {
+    const bool global = (i + 1) % 4 == 0;
+    EXPECT_EQ(spec->layers[i].window, global ? 0 : 4096) << i;
+    EXPECT_EQ(spec->layers[i].rope, !global) << i;
+  }
+  // A sliding_window_pattern that contradicts layer_types is listed; layer_types decides.
+  const size_t at = json.find("\"sliding_window_pattern\": null");
+  json.replace(at, 30, "\"sliding_window_pattern\": 2");
+  auto listed = ParseHfConfig(json, "exaone4-hybrid.json");
+  ASSERT_TRUE(listed) << listed.error().message;
+  EXPECT_NE(std::find(listed->assumptions.begin(), listed->assumptions.end(),
+                      "sliding_window_pattern 2 disagrees with layer_types at layer 1; "
+                      "layer_types is used (as the configuration class does)"),
+            listed->assumptions.end());
+}
+
+// ---- Gemma 4 (fixtures from ai-dynamo/aiconfigurator's copies, SOURCES.md) ------------------
+
+// Gemma-4 26B A4B (Gemma 4 model card: "26B A4B: 25.2B total, 3.8B active"). 30 layers of
+// hidden 2816: 25 sliding (16 query / 8 KV heads of 256, window 1024) and 5 global (16 query
+// heads of 512, attention_k_eq_v: 2 KV heads of 512 whose keys double as values, no v_proj).
+// Every layer runs the dense GeGLU MLP (2112) beside 128 routed experts of 704, top 8; the
+// router has a scale [hidden] and a per-expert scale [128]; seven norms per layer (input, post
+// attention, pre / post FFN, post FFN 1, pre / post FFN 2), per-head q and k norms.
+TEST(HfFamilies, Gemma4MoeA4b) {
+  const Built b = Build("gemma-4-26b-a4b.json");
+  const uint64_t h = 2816, v = 262144, e = 128, expert = 3 * h * 704;
+  const uint64_t sliding = 2 * h * 16 * 256 + 2 * h * 8 * 256 + 2 * 256;  // q, o, k, v, norms
+  const uint64_t global = 2 * h * 16 * 512 + h * 2 * 512 + 2 * 512;       // q, o, k, norms
+  const uint64_t ffn = 3 * h * 2112 + e * h + h + e + 7 * h;  // MLP, router, scales, norms
+  EXPECT_EQ(ParamsUnder(b.step, "layers.0."), sliding + ffn + e * expert);
+  EXPECT_EQ(ParamsUnder(b.step, "layers.5."), global + ffn + e * expert);
+  EXPECT_EQ(b.figures.params_total, 25 * sliding + 5 * global + 30 * (ffn + e * expert) + v * h + h);
+  EXPECT_EQ(b.figures.params_active, 25 * sliding + 5 * global + 30 * (ffn + 8 * expert) + v * h + h);
+  ExpectParams(b, 25.2, 3.8);
+  EXPECT_NEAR(Billions(b.figures.params_active), 3.8, 0.05);  // the card's active count, closely
+  // Only the 5 global layers hold every token: K and V (both cached, as Gemma4TextAttention
+  // does) of 2 heads of 512 at 2 bytes. A sliding layer keeps 1024 tokens of 8 heads of 256.
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 5u * 2 * 2 * 512 * 2);
+  EXPECT_EQ(llm::BytesPerSeq(b.step, b.figures, 4096),
+            4096u * 5 * 2 * 2 * 512 * 2 + 1024u * 25 * 2 * 8 * 256 * 2);
+  // One decode step at P = 4096: a global layer sees P + 1 keys of 512, a sliding one W = 1024
+  // keys of 256; the experts run 2 · top_k · hidden · 2·704 FLOPs in gate_up.
+  const int64_t p = 4096;
+  const llm::StepResult r = Decode(b.step, 1, p);
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.5.attn.attention").flops,
+            uint64_t{2} * (p + 1) * 16 * (512 + 512));
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.0.attn.attention").flops,
+            uint64_t{2} * 1024 * 16 * (256 + 256));
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.0.moe.experts.gate_up").flops, 2u * 8 * h * 2 * 704);
+  // No tower is listed for "audio_config": null.
+  EXPECT_EQ(std::find(b.spec.assumptions.begin(), b.spec.assumptions.end(),
+                      "the audio tower (audio_config) is not costed and not in params_total"),
+            b.spec.assumptions.end());
+}
+
+// Gemma-4 31B (card: "31B: 30.7B", dense) as NVIDIA's NVFP4 checkpoint (ModelOpt): 50 sliding
+// layers (32 query / 16 KV heads of 256) and 10 global (32 query heads of 512, 4 K = V heads of
+// 512), GeGLU 21504. The quantization keeps attention, embedding and lm_head in bf16 (its
+// ignore list) and stores every MLP matrix as NVFP4: 4 bits per weight plus one e4m3 scale per
+// 16; the KV cache is fp8 (kv_cache_scheme).
+TEST(HfFamilies, Gemma4Dense31bNvfp4) {
+  const Built b = Build("gemma-4-31b-it-nvfp4.json");
+  const uint64_t h = 5376, v = 262144;
+  const uint64_t sliding = 2 * h * 32 * 256 + 2 * h * 16 * 256 + 2 * 256;
+  const uint64_t global = 2 * h * 32 * 512 + h * 4 * 512 + 2 * 512;
+  const uint64_t mlp = 3 * h * 21504;
+  const uint64_t total = 50 * sliding + 10 * global + 60 * (mlp + 4 * h) + v * h + h;
+  EXPECT_EQ(b.figures.params_total, total);  // 30,697,345,280
+  ExpectParams(b, 30.7, 30.7);
+  EXPECT_NEAR(Billions(b.figures.params_total), 30.7, 0.05);
+  // + one fp32 per-tensor scale per NVFP4 matrix as the step graph holds them (gate and up
+  // fused: two per layer).
+  EXPECT_EQ(b.figures.weight_bytes,
+            60 * mlp / 2 + 60 * mlp / 16 + (total - 60 * mlp) * 2 + 60 * 2 * 4);
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 10u * 2 * 4 * 512 * 1);
+}
+
+// What only Gemma-4 E2B / E4B use is refused by name, and so is a config without layer_types.
+TEST(HfFamilies, Gemma4RefusesWhatItDoesNotModel) {
+  const std::string json = Config("gemma-4-26b-a4b.json");
+  auto with = [&](std::string_view from, std::string_view to) {
+    std::string j = json;
+    const size_t at = j.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? j : j.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(ParseError(with("\"hidden_size_per_layer_input\": 0", "\"hidden_size_per_layer_input\": 256")),
+            "config.json: field 'text_config.hidden_size_per_layer_input': 256: per-layer "
+            "embeddings (Gemma-4 E2B / E4B) are not modelled");
+  EXPECT_EQ(ParseError(with("\"num_kv_shared_layers\": 0", "\"num_kv_shared_layers\": 20")),
+            "config.json: field 'text_config.num_kv_shared_layers': 20: KV-sharing layers "
+            "(Gemma-4 E2B / E4B) are not modelled");
+  // No default window: sliding layers need sliding_window.
+  EXPECT_EQ(ParseError(with("\"sliding_window\": 1024,", "")),
+            "config.json: field 'text_config.layer_types': layer 0 is sliding_attention but "
+            "sliding_window is null");
+  EXPECT_EQ(ParseError(with("\"layer_types\"", "\"layer_kinds\"")),
+            "config.json: field 'text_config.layer_types': is required for a Gemma-4 config (it "
+            "says which layers are global, and the global layers have their own head size)");
+}
+
 // Model types known to be refused say why (families.h kRefusedFamilies), naming the field.
 TEST(HfFamilies, RefusedTypesSayWhy) {
   for (const RefusedFamily& f : kRefusedFamilies) {

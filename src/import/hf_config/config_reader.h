@@ -121,6 +121,7 @@ Result<void> ReadFalconH1(const Reader& r);
 Result<void> ReadGraniteHybrid(const Reader& r);
 Result<void> ReadKimiLinear(const Reader& r);
 Result<void> ReadDeepseekV4(const Reader& r);
+Result<void> ReadGemma4(const Reader& r);
 // Shared by the hybrid readers: the attention block of a decoder family (heads, biases, q/k
 // norms, windows) without its layer list.
 Result<void> ReadAttentionShape(const Reader& r);

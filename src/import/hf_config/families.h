@@ -29,6 +29,7 @@ enum class ReaderKind : uint8_t {
   kGraniteHybrid, // Mamba2 / attention by layer_types, MoE (+ shared MLP) or a shared MLP only
   kKimiLinear,    // Kimi Delta Attention + MLA, MoE
   kDeepseekV4,    // compressed sparse attention, hyper-connections, grouped output projection
+  kGemma4,        // Gemma-4: wider global layers (K = V), a dense MLP beside routed experts
 };
 
 // RMSNorm over q and k: none, per head (over head_dim), or over the whole projection
@@ -87,6 +88,10 @@ struct Family {
   int64_t full_every = 0;         // kPattern: every full_every-th layer is full attention
   std::string_view pattern_key = "";  // kPattern: the field that overrides full_every
   int64_t nope_every = 0;         // no_rope_layer_interval default: every n-th layer has no RoPE
+  // When sliding_window is set, the full-attention layers take no RoPE (EXAONE-4's "global
+  // NoPE for hybrid attention": Exaone4Attention rotates only if sliding_window is None or the
+  // layer slides).
+  bool global_nope = false;
   bool sinks = false;             // one learned sink logit per head (gpt-oss)
   MoePlacement moe = MoePlacement::kNone;
   int64_t first_dense = 0;        // first_k_dense_replace default (kFirstDense)
@@ -141,7 +146,7 @@ inline constexpr Family kFamilies[] = {
      .window_placement = WindowPlacement::kQwen, .nope_every = 4},
     {.model_type = "exaone4", .vocab = 102400, .qk_norm = QkNorm::kPerHead,
      .norms = NormLayout::kPost, .window = 4096, .window_placement = WindowPlacement::kPattern,
-     .full_every = 4, .pattern_key = "sliding_window_pattern"},
+     .full_every = 4, .pattern_key = "sliding_window_pattern", .global_nope = true},
     {.model_type = "granite", .vocab = 32000},
     {.model_type = "mimo", .vocab = 151936, .kv_heads = 32, .qkv_bias_always = true,
      .window = 4096, .window_placement = WindowPlacement::kQwen},
@@ -255,6 +260,19 @@ inline constexpr Family kFamilies[] = {
      .qk_norm = QkNorm::kPerHead, .norms = NormLayout::kSandwich, .window = 4096,
      .window_placement = WindowPlacement::kPattern, .full_every = 6,
      .pattern_key = "sliding_window_pattern"},
+    // Gemma 4 (transformers' Gemma4TextConfig / modular_gemma4.py): layer_types is required;
+    // the global layers take global_head_dim and, with attention_k_eq_v, no v_proj and
+    // num_global_key_value_heads; enable_moe_block adds routed experts beside the dense MLP.
+    // No window default: the released sizes differ (512, 1024), so sliding layers need
+    // sliding_window.
+    {.model_type = "gemma4", .reader = ReaderKind::kGemma4, .text_config = "text_config",
+     .vocab = 262144, .head_dim = 256, .act = "gelu_pytorch_tanh",
+     .act_key = "hidden_activation", .tie = true, .qk_norm = QkNorm::kPerHead,
+     .norms = NormLayout::kSandwich, .window_placement = WindowPlacement::kAll},
+    {.model_type = "gemma4_text", .reader = ReaderKind::kGemma4, .vocab = 262144,
+     .head_dim = 256, .act = "gelu_pytorch_tanh", .act_key = "hidden_activation", .tie = true,
+     .qk_norm = QkNorm::kPerHead, .norms = NormLayout::kSandwich,
+     .window_placement = WindowPlacement::kAll},
     // State-space models.
     {.model_type = "mamba", .reader = ReaderKind::kMamba1, .vocab = 50280, .tie = true},
     {.model_type = "falcon_mamba", .reader = ReaderKind::kMamba1, .vocab = 50280, .tie = true},
@@ -277,16 +295,16 @@ struct RefusedFamily {
   std::string_view model_type, why;
 };
 inline constexpr RefusedFamily kRefusedFamilies[] = {
-    {"minimax_m3", "no public config.json of it was found to build a reader from (its block-sparse "
-                   "attention and index cache are not modelled)"},
-    {"minimax_m3_vl", "no public config.json of it was found to build a reader from (its text_config "
-                      "has no model_type of its own)"},
-    {"kimi_k3", "no public config.json of it was found to build a reader from (its KDA / attention "
-                "hybrid is read for kimi_linear only)"},
-    {"gemma4", "no verbatim public config.json of it was found to build and test a reader on (its "
-               "per-layer embeddings, KV-sharing layers and MoE block are not read yet)"},
-    {"mimo_v2_flash", "no verbatim public config.json of it was found, and its value heads narrower "
-                      "than its key heads (v_head_dim) are not modelled"},
+    {"minimax_m3", "its block-sparse attention (sparse_attention_config: blocks of 128 tokens, "
+                   "16 chosen per query by a 4-head index with its own cache) is not modelled"},
+    {"minimax_m3_vl", "its text_config has no model_type of its own, and MiniMax-M3's "
+                      "block-sparse attention is not modelled"},
+    {"kimi_k3", "its KDA / MLA hybrid adds a latent MoE with a norm (routed_expert_hidden_size, "
+                "latent_moe_use_norm), block attention residuals (attn_res_block_size), an MLA "
+                "output gate and a 'situ' activation, none of which is modelled"},
+    {"mimo_v2_flash", "its value heads are narrower than its key heads (v_head_dim 128, head_dim "
+                      "192) and its sliding-window layers have their own head counts (swa_*), "
+                      "neither of which is modelled"},
     {"hunyuan_v1_moe", "no public config.json with this model_type was found (the published "
                        "Hunyuan-A13B config is remote code, model_type 'hunyuan', per-layer lists)"},
 };

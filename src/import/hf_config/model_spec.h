@@ -45,6 +45,10 @@ struct LayerSpec {
                          // 4: CSA, entries chosen by an indexer; 128: HCA, all entries read)
   int64_t heads = 0, kv_heads = 0, head_dim = 0;  // 0: spec.attn's (DeciLM, Gemma-4 global)
   bool kv_shared = false;  // reuses an earlier layer's K/V: no k/v projections, no cache
+  // Keys double as values (Gemma-4 global layers, attention_k_eq_v): no v projection; V is the
+  // k projection through a weightless norm, K the same through k_norm and RoPE, and both are
+  // cached, as transformers' Gemma4TextAttention does.
+  bool k_eq_v = false;
   int64_t ffn_width = 0;   // dense MLP width, 0: spec.mlp.intermediate (DeciLM ffn_mult)
   Mixer parallel = Mixer::kNone;  // a second mixer on the same normed input (Falcon-H1)
   bool hash_routed = false;       // DeepSeek-V4: experts chosen by token id (no learned top-k)
@@ -60,7 +64,7 @@ struct AttentionSpec {
   bool rope = true;          // Nemotron-H attention has no positional encoding
   bool qk_norm_full = false; // the q/k norm spans the whole projection (OLMo-2, MiniMax-M2)
   bool qk_norm_weightless = false;  // an L2 norm with no weight (Llama-4)
-  bool k_eq_v = false;       // keys double as values: no v projection, one cache (Gemma-4 global)
+  bool v_norm = false;       // a weightless RMSNorm over each value head (Gemma-4)
 };
 
 // Multi-head latent attention (DeepSeek-V3, Kimi-K2).

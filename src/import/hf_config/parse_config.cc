@@ -122,6 +122,35 @@ Result<void> ReadAttentionShape(const Reader& r) {
 
 namespace {
 
+// A family's pattern field (sliding_window_pattern) next to layer_types: the configuration
+// class builds layer_types from the pattern only when layer_types is absent (Exaone4Config,
+// Gemma3TextConfig), so layer_types decides; a pattern that says otherwise is listed.
+Result<void> CheckPatternAgainstTypes(const Reader& r, const std::vector<std::string>& types) {
+  const Family& f = r.family();
+  if (f.window_placement != WindowPlacement::kPattern || f.pattern_key.empty()) return {};
+  OPSCOPE_TRY(pattern, r.Int(f.pattern_key));
+  if (!pattern || *pattern <= 0) return {};
+  for (size_t i = 0; i < types.size(); ++i) {
+    const bool full = (static_cast<int64_t>(i) + 1) % *pattern == 0;
+    if (full != (types[i] == "full_attention")) {
+      r.Note(std::string(f.pattern_key) + " " + std::to_string(*pattern) +
+             " disagrees with layer_types at layer " + std::to_string(i) +
+             "; layer_types is used (as the configuration class does)");
+      return {};
+    }
+  }
+  return {};
+}
+
+// EXAONE-4: with a sliding window configured, the full-attention layers take no RoPE.
+Result<void> NopeGlobalLayers(const Reader& r, int64_t window) {
+  if (!r.family().global_nope || window <= 0) return {};
+  for (LayerSpec& l : r.spec().layers) {
+    if (l.mixer == Mixer::kAttention && l.window == 0) l.rope = false;
+  }
+  return {};
+}
+
 // The sliding window and which layers use it (families.h WindowPlacement), unless layer_types
 // says it per layer.
 Result<void> ReadWindows(const Reader& r) {
@@ -152,7 +181,11 @@ Result<void> ReadWindows(const Reader& r) {
     }
   }
   OPSCOPE_TRY(chunk, r.CountOr("attention_chunk_size", 0));
-  if (!types.empty()) return ApplyLayerTypes(r, types, window, chunk);
+  if (!types.empty()) {
+    OPSCOPE_CHECK(CheckPatternAgainstTypes(r, types));
+    OPSCOPE_CHECK(ApplyLayerTypes(r, types, window, chunk));
+    return NopeGlobalLayers(r, window);
+  }
   if (f.window_placement == WindowPlacement::kAll && window > 0) {
     for (LayerSpec& l : spec.layers) l.window = window;
   } else if (f.window_placement == WindowPlacement::kPattern) {
@@ -177,7 +210,7 @@ Result<void> ReadWindows(const Reader& r) {
       if (l.rope) l.chunk = chunk;
     }
   }
-  return {};
+  return NopeGlobalLayers(r, window);
 }
 
 // NoPE layers: no_rope_layers (1: RoPE, 0: none, per layer), else every no_rope_layer_interval-th
@@ -301,6 +334,7 @@ Result<void> Dispatch(const Reader& r, const ConfigObject& root) {
     case ReaderKind::kGraniteHybrid: return ReadGraniteHybrid(r);
     case ReaderKind::kKimiLinear: return ReadKimiLinear(r);
     case ReaderKind::kDeepseekV4: return ReadDeepseekV4(r);
+    case ReaderKind::kGemma4: return ReadGemma4(r);
   }
   return MakeError("unknown reader");
 }

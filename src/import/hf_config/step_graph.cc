@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -167,7 +168,8 @@ class Builder {
     signature_.push_back(static_cast<uint8_t>(l.ffn));
     signature_.push_back(static_cast<uint8_t>(l.parallel));
     signature_.push_back(static_cast<uint8_t>(l.rope | (l.sparse << 1) | (l.indexer_shared << 2) |
-                                              (l.kv_shared << 3) | (l.hash_routed << 4)));
+                                              (l.kv_shared << 3) | (l.hash_routed << 4) |
+                                              (l.k_eq_v << 5)));
     for (int64_t v : {l.window, l.chunk, l.compress, l.heads, l.kv_heads, l.head_dim, l.ffn_width}) {
       put(v);
     }
@@ -308,16 +310,46 @@ class Builder {
       const TensorId x = layout == NormLayout::kPost
                              ? h
                              : Norm(Cat(p, "ffn_norm"), h, spec_.hidden, recipe_.gemm_input, i);
-      TensorId f = FfnBlock(p, i, x);
-      // Expert parallelism reduces inside Moe(); otherwise the MLP (or the tensor-parallel
-      // experts with the shared expert) ends row-parallel.
-      if (l.ffn != Ffn::kMoe || shard_.ep == 1) f = TpAllReduce(Cat(p, "ffn_all_reduce"), f);
+      TensorId f;
+      if (l.ffn == Ffn::kMoe && spec_.moe.parallel_dense) {
+        f = DenseBesideExperts(p, i, h, x);
+      } else {
+        f = FfnBlock(p, i, x);
+        // Expert parallelism reduces inside Moe(); otherwise the MLP (or the tensor-parallel
+        // experts with the shared expert) ends row-parallel.
+        if (l.ffn != Ffn::kMoe || shard_.ep == 1) f = TpAllReduce(Cat(p, "ffn_all_reduce"), f);
+      }
       if (post) f = Norm(Cat(p, "post_ffn_norm"), f, spec_.hidden, recipe_.compute, i);
       const TensorId sum = Act(Cat(p, "ffn_residual.out"), {n_, hidden_});
       Node(Cat(p, "ffn_residual"), OpKind::kAdd, {h, f}, {sum});
       h = sum;
     }
     return h;
+  }
+
+  // Gemma-4's MoE layer (Gemma4TextDecoderLayer with enable_moe_block): the dense MLP on the
+  // pre-FFN-normed input and the routed experts on a second norm of the residual h run side
+  // by side, each through its own post norm, and are summed (the layer's post-FFN norm and
+  // residual follow in Layer()). The router reads h through a weightless RMSNorm times a
+  // learned scale [hidden] (costed as one RMSNorm with that weight) and scales the chosen
+  // experts' weights by per_expert_scale [experts].
+  //   out = norm_1(MLP(x)) + norm_2(Σ_topk w_e · expert_e(pre_norm_2(h)))
+  TensorId DenseBesideExperts(const std::string& p, int64_t i, TensorId h, TensorId x) {
+    const LayerSpec& l = spec_.layers[i];
+    TensorId d = Mlp(Cat(p, "mlp."), i, x, l.ffn_width > 0 ? l.ffn_width : spec_.mlp.intermediate,
+                     spec_.mlp.act, spec_.mlp.bias);
+    d = TpAllReduce(Cat(p, "mlp_all_reduce"), d);
+    d = Norm(Cat(p, "post_ffn_norm_1"), d, spec_.hidden, recipe_.compute, i);
+    const TensorId x2 = Norm(Cat(p, "pre_ffn_norm_2"), h, spec_.hidden, recipe_.gemm_input, i);
+    const TensorId rx = spec_.moe.router_norm
+                            ? Norm(Cat(p, "moe.router_norm"), h, spec_.hidden, recipe_.compute, i)
+                            : x2;
+    TensorId e = Moe(Cat(p, "moe."), i, x2, rx);
+    if (shard_.ep == 1) e = TpAllReduce(Cat(p, "moe_all_reduce"), e);
+    e = Norm(Cat(p, "post_ffn_norm_2"), e, spec_.hidden, recipe_.compute, i);
+    const TensorId sum = Act(Cat(p, "ffn_sum.out"), {n_, hidden_});
+    Node(Cat(p, "ffn_sum"), OpKind::kAdd, {d, e}, {sum});
+    return sum;
   }
 
   // Cohere's parallel block: one norm feeds attention and the MLP; h + attention + MLP.
@@ -581,7 +613,7 @@ class Builder {
     const int64_t qo = heads * d, kvo = kv_heads * d;
     const int64_t q_rows = a.output_gate ? 2 * qo : qo;
     const bool own_kv = !l.kv_shared;
-    const int64_t kv_rows = own_kv ? (a.k_eq_v ? kvo : 2 * kvo) : 0;
+    const int64_t kv_rows = own_kv ? (l.k_eq_v ? kvo : 2 * kvo) : 0;
     TensorId q, k = 0, v = 0, gate = 0;
     if (!recipe_.separate_qkv && !recipe_.gguf) {
       // One fused QKV projection, as vLLM / TensorRT-LLM run it.
@@ -593,7 +625,7 @@ class Builder {
       if (own_kv) {
         k = Act(Cat(p, "attn.k"), {n_, C(kvo)});
         parts.push_back(k);
-        if (!a.k_eq_v) parts.push_back(v = Act(Cat(p, "attn.v"), {n_, C(kvo)}));
+        if (!l.k_eq_v) parts.push_back(v = Act(Cat(p, "attn.v"), {n_, C(kvo)}));
       }
       Node(Cat(p, "attn.split_qkv"), OpKind::kSplit, {qkv}, std::move(parts),
            {{"layout", std::string("contiguous")}});
@@ -602,7 +634,7 @@ class Builder {
       q = Linear(Cat(p, "attn.q_proj"), x, q_rows, WeightRole::kAttnQ, i, a.qkv_bias, recipe_.compute);
       if (own_kv) {
         k = Linear(Cat(p, "attn.k_proj"), x, kvo, WeightRole::kAttnK, i, a.qkv_bias, recipe_.compute);
-        if (!a.k_eq_v) {
+        if (!l.k_eq_v) {
           v = Linear(Cat(p, "attn.v_proj"), x, kvo, WeightRole::kAttnV, i, a.qkv_bias, recipe_.compute);
         }
       }
@@ -614,6 +646,9 @@ class Builder {
              {{"layout", std::string("contiguous")}});
       }
     }
+    // K = V: the values are the raw k projection (normed below, not rotated).
+    if (own_kv && l.k_eq_v) v = k;
+    if (own_kv && a.v_norm) v = WeightlessNorm(Cat(p, "attn.v_norm"), v, recipe_.compute);
     if (a.qk_norm) {
       q = QkNorm(Cat(p, "attn.q_norm"), q, d, i);
       if (own_kv) k = QkNorm(Cat(p, "attn.k_norm"), k, d, i);
@@ -628,19 +663,15 @@ class Builder {
       }
     }
     const Expr len = CacheLength(l.window);
-    const bool kv_one = a.k_eq_v;
-    const TensorId kc = State(Cat(p, kv_one ? "attn.kv_cache" : "attn.k_cache"),
-                              {seqs_, len, C(kv_heads), C(d)}, recipe_.kv);
-    const TensorId vc = kv_one ? kc : State(Cat(p, "attn.v_cache"), {seqs_, len, C(kv_heads), C(d)},
-                                            recipe_.kv);
+    const TensorId kc = State(Cat(p, "attn.k_cache"), {seqs_, len, C(kv_heads), C(d)}, recipe_.kv);
+    const TensorId vc = State(Cat(p, "attn.v_cache"), {seqs_, len, C(kv_heads), C(d)}, recipe_.kv);
     const uint64_t per_token = BytesWithoutTensorScale(recipe_.kv, {1, 1, kv_heads, d});
-    std::vector<TensorId> ins{q, kc};
-    if (!kv_one) ins.push_back(vc);
+    std::vector<TensorId> ins{q, kc, vc};
     if (own_kv) {
       out_.kv_caches.push_back({kc, i, window, per_token});
-      if (!kv_one) out_.kv_caches.push_back({vc, i, window, per_token});
+      out_.kv_caches.push_back({vc, i, window, per_token});
       ins.push_back(k);
-      if (!kv_one) ins.push_back(v);
+      ins.push_back(v);
     }
     if (a.sinks) ins.push_back(Weight(Cat(p, "attn.sinks"), {C(heads)}, {WeightRole::kVector, i, heads}));
     const Format out_format = a.output_gate ? recipe_.compute : recipe_.gemm_input;
@@ -934,16 +965,20 @@ class Builder {
   // fc1_latent_proj takes the token to the latent width before the experts (and before the
   // expert-parallel dispatch, which then moves latent rows), the experts run in that width,
   // fc2_latent_proj takes their sum back to hidden.
-  TensorId Moe(const std::string& p, int64_t i, TensorId x) {
+  // `router_in`: what the router reads when it is not the experts' input (Gemma-4).
+  TensorId Moe(const std::string& p, int64_t i, TensorId x,
+               std::optional<TensorId> router_in = std::nullopt) {
     const MoeSpec& m = spec_.moe;
     const Expr e = C(m.experts), k = C(m.top_k);
     const bool gated = IsGated(m.act);
     const int64_t width = m.latent > 0 ? m.latent : spec_.hidden;
     const Expr w_expr = C(width);
     // Router: logits, scores, top-k.
-    std::vector<TensorId> rin{x, Weight(Cat(p, "router.weight"), {e, hidden_},
-                                        {WeightRole::kRouter, i, spec_.hidden})};
+    std::vector<TensorId> rin{router_in.value_or(x),
+                              Weight(Cat(p, "router.weight"), {e, hidden_},
+                                     {WeightRole::kRouter, i, spec_.hidden})};
     if (m.router_bias) rin.push_back(Vector(Cat(p, "router.bias"), i, m.experts));
+    if (m.router_norm) rin.push_back(Vector(Cat(p, "router.per_expert_scale"), i, m.experts));
     const TensorId logits = Act(Cat(p, "router.out"), {n_, e}, Format::kF32);
     Node(Cat(p, "router"), OpKind::kRouter, std::move(rin), {logits});
     const TensorId scores = Act(Cat(p, "scores.out"), {n_, e}, Format::kF32);
