@@ -337,12 +337,17 @@ TEST(Predicted, IslAndOslSpellPromptAndGenLen) {
 TEST(Predicted, CommandErrorsAreOneLineWithStatus2) {
   for (const char* args :
        {"llm llama-3.1-8b --engine nosuch", "llm llama-3.1-8b --gen-len 8 --speculative mtp:2",
-        "llm llama-3.1-8b --prefill-tp 2", "llm llama-3.1-8b --gen-len 8 --disagg 1"}) {
+        "llm llama-3.1-8b --prefill-tp 2", "llm llama-3.1-8b --gen-len 8 --disagg 1",
+        // a request mode without a request (no --gen-len) is refused, not silently ignored
+        "llm llama-3.1-8b --disagg 1:1", "llm deepseek-v3 --device h200 --tp 8 --speculative mtp:1 --acceptance 0.8"}) {
     const auto r = testing::RunOpscope(testing::Args(args));
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_EQ(r.err.rfind("opscope: error: ", 0), 0u) << args << ": " << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": " << r.err;
   }
+  const auto r = testing::RunOpscope(testing::Args("llm llama-3.1-8b --disagg 1:1"));
+  EXPECT_NE(r.err.find("option '--disagg': predicts a whole request"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--gen-len"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -724,8 +724,23 @@ Result<ServingPredictor> ServingPredictor::Make(const Serving& serving, const De
 
 const std::string& ServingPredictor::engine() const { return state_->engine.profile->engine; }
 
+namespace {
+
+// Disaggregation and speculative decoding are modes of a whole request: without --gen-len
+// there is only the static step, which they would leave unchanged, so asking for them is an
+// error rather than an option silently ignored.
+Result<void> ModesNeedARequest(const Workload& workload, const ServingModes& modes) {
+  if (workload.gen_len || (!modes.disagg && !modes.speculative)) return {};
+  return MakeError(std::string("option '") + (modes.disagg ? "--disagg" : "--speculative") +
+                   "': predicts a whole request; give its output length with --gen-len O "
+                   "(alias --osl) and its prompt with --prompt I");
+}
+
+}  // namespace
+
 Result<Predicted> ServingPredictor::Predict(const Workload& workload, const ServingModes& modes,
                                             std::optional<size_t> node_stage) const {
+  if (auto ok = ModesNeedARequest(workload, modes); !ok) return std::unexpected(ok.error());
   const Engine& engine = state_->engine;
   const Timer& timer = *state_->timer;
   Predicted out;
@@ -772,6 +787,7 @@ Result<Predicted> ServingPredictor::PredictRequestFigures(const Workload& worklo
 Result<Predicted> ServingPredictor::PredictFigures(const Workload& workload,
                                                    const ServingModes& modes,
                                                    const StageSource& source) const {
+  if (auto ok = ModesNeedARequest(workload, modes); !ok) return std::unexpected(ok.error());
   const Engine& engine = state_->engine;
   Timer timer = *state_->timer;  // shares the predictors; this call's source only
   timer.set_source(&source);
