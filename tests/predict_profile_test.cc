@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <span>
 #include <string>
 
 #include "device/device.h"
@@ -174,6 +175,18 @@ struct BadCase {
   std::string message;
 };
 
+// Each case is refused with a one-line error containing its message, without a final period.
+void ExpectRefused(std::span<const BadCase> cases) {
+  for (const BadCase& c : cases) {
+    auto p = ParseEngineProfile(c.json, "p.json");
+    ASSERT_FALSE(p.has_value()) << c.json;
+    EXPECT_NE(p.error().message.find(c.message), std::string::npos)
+        << "got: " << p.error().message << "\nwant: " << c.message;
+    EXPECT_EQ(p.error().message.find('\n'), std::string::npos) << p.error().message;
+    EXPECT_FALSE(p.error().message.ends_with(".")) << p.error().message;
+  }
+}
+
 TEST(ParseEngineProfile, ValidProfileLoads) {
   auto p = ParseEngineProfile(Profile(R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8)"), "p.json");
   ASSERT_TRUE(p.has_value()) << p.error().message;
@@ -216,13 +229,7 @@ TEST(ParseEngineProfile, RequestPathAndPrefillFieldsAreCheckedByName) {
        "field 'mma_16bit': expected \"recipe\" or \"fp16\", got 'bf8'"},
       {ProfileWith(R"("mma_16bit": "",)", ""), "field 'mma_16bit'"},
   };
-  for (const BadCase& c : cases) {
-    auto p = ParseEngineProfile(c.json, "p.json");
-    ASSERT_FALSE(p.has_value()) << c.json;
-    EXPECT_NE(p.error().message.find(c.message), std::string::npos)
-        << "got: " << p.error().message << "\nwant: " << c.message;
-    EXPECT_EQ(p.error().message.find('\n'), std::string::npos) << p.error().message;
-  }
+  ExpectRefused(cases);
 }
 
 TEST(ParseEngineProfile, BadFieldsAreOneLineErrorsNamingTheField) {
@@ -242,14 +249,7 @@ TEST(ParseEngineProfile, BadFieldsAreOneLineErrorsNamingTheField) {
       {"", "p.json: empty document"},
       {R"({"schema_version": 2})", "field 'schema_version': expected an integer in 1..1, got 2"},
   };
-  for (const BadCase& c : cases) {
-    auto p = ParseEngineProfile(c.json, "p.json");
-    ASSERT_FALSE(p.has_value()) << c.json;
-    EXPECT_NE(p.error().message.find(c.message), std::string::npos)
-        << "got: " << p.error().message << "\nwant: " << c.message;
-    EXPECT_EQ(p.error().message.find('\n'), std::string::npos) << p.error().message;
-    EXPECT_FALSE(p.error().message.ends_with(".")) << p.error().message;
-  }
+  ExpectRefused(cases);
 }
 
 TEST(ParseEngineProfile, DuplicateKernelsAndDevicesAreRefused) {
