@@ -84,7 +84,15 @@ TEST(ParseMeasurements, BadInputIsAOneLineErrorNamingFileLineAndColumn) {
       {"kernel,m,n,k,latency_us\ngemm,1,2,3,4\n", "a.csv",
        "a.csv:2: kernel 'gemm' needs column 'gemm_dtype'"},
       {"kernel,gemm_dtype,m,n,k,latency_us\ngemm,bfloat16,1,x,3,4\n", "a.csv",
-       "a.csv:2: column 'n': expected a non-negative integer, got 'x'"},
+       "a.csv:2: column 'n': expected an integer in [0, 2147483647], got 'x'"},
+      // Past the 32-bit range of a kernel dimension (found by fuzz_measurements under UBSan:
+      // the sample graph's heads · head_dim overflowed), and an all-reduce's 2^48 elements.
+      {"kernel,batch_size,isl,num_heads,num_key_value_heads,head_dim,kv_cache_dtype,latency_us\n"
+       "attention_context,1,1,111111111111111112,1,192,bfloat16,4\n",
+       "a.csv", "a.csv:2: column 'num_heads': expected an integer in [0, 2147483647], got "
+       "'111111111111111112'"},
+      {"kernel,num_gpus,message_size,latency_us\nall_reduce,8,281474976710657,4\n", "a.csv",
+       "a.csv:2: column 'message_size': expected an integer in [0, 281474976710656]"},
       {"kernel,gemm_dtype,m,n,k,latency_us\ngemm,bfloat16,1,2,3,-4\n", "a.csv",
        "a.csv:2: column 'latency_us': expected a positive number, got '-4'"},
       {"kernel,gemm_dtype,m,n,k,latency_us\nconv,bfloat16,1,2,3,4\n", "a.csv",

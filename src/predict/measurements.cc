@@ -317,18 +317,27 @@ struct RowReader {
     return std::string(ServedStepSkipReason(m));
   }
 
-  // Every required column holds a value: text for dtypes and distributions, a non-negative
-  // integer elsewhere.
+  // The largest value of an integer column. A kernel's dimension (tokens, heads, head size,
+  // m/n/k, ...) fits the 32-bit range kernels index with, so the sample graphs' products of
+  // two dimensions stay inside 64 bits; an all-reduce's message_size (elements) may be larger.
+  static int64_t MaxValue(std::string_view column) {
+    return column == "message_size" ? int64_t{1} << 48 : int64_t{INT32_MAX};
+  }
+
+  // Every required column holds a value: text for dtypes and distributions, an integer in
+  // [0, MaxValue] elsewhere.
   static std::optional<Error> CheckValues(const Measurement& m, const KernelLayout& layout,
                                           const std::string& where) {
     for (std::string_view need : layout.required) {
       if (need.empty()) continue;
       const std::string_view v = *m.Text(need);
       const bool text_column = need.ends_with("dtype") || need == "distribution";
-      if (v.empty() || (!text_column && (!m.Int(need) || *m.Int(need) < 0))) {
+      const std::optional<int64_t> value = text_column ? std::nullopt : m.Int(need);
+      if (v.empty() || (!text_column && (!value || *value < 0 || *value > MaxValue(need)))) {
         return Error{where + ": column '" + std::string(need) + "': expected " +
-                     (text_column ? "a value" : "a non-negative integer") + ", got '" +
-                     std::string(v) + "'"};
+                     (text_column ? std::string("a value")
+                                  : "an integer in [0, " + std::to_string(MaxValue(need)) + "]") +
+                     ", got '" + std::string(v) + "'"};
       }
     }
     return std::nullopt;
