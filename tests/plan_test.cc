@@ -306,7 +306,12 @@ TEST(Plan, PredictedWhereAnEngineProfileExistsElseRoofline) {
 TEST(Plan, BadOptionsAreOneLineErrors) {
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
            {"plan llama-3.1-8b --gpus 0", "option '--gpus': must be in 1..65536, got 0"},
-           {"plan llama-3.1-8b --isl 0", "option '--isl': must be positive, got 0"},
+           {"plan llama-3.1-8b --isl 0", "option '--isl': must be in 1..1073741824, got 0"},
+           // Past 2^30 tokens the search's sums would overflow (a SIGFPE before the bound).
+           {"plan llama-3.1-8b --isl 9223372036854775807",
+            "option '--isl': must be in 1..1073741824, got 9223372036854775807"},
+           {"plan llama-3.1-8b --osl 1073741825", "option '--osl': must be in 1..1073741824"},
+           {"plan llama-3.1-8b --max-batch 1048577", "option '--max-batch': must be in 1..1048576"},
            {"plan llama-3.1-8b --engine fastllm", "option '--engine': unknown engine 'fastllm'"},
            {"plan llama-3.1-8b --tpot-ms -1", "option '--tpot-ms'"},
            {"plan llama-3.1-8b --weights q9_z", "q9_z"},

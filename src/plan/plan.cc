@@ -30,9 +30,18 @@ std::unexpected<Error> OptionError(const std::string& option, const std::string&
 
 Result<void> CheckRequest(const PlanRequest& r) {
   if (r.gpus < 1 || r.gpus > 65536) return OptionError("--gpus", "must be in 1..65536, got " + Str(r.gpus));
-  if (r.isl < 1) return OptionError("--isl", "must be positive, got " + Str(r.isl));
-  if (r.osl < 1) return OptionError("--osl", "must be positive, got " + Str(r.osl));
-  if (r.max_batch < 1) return OptionError("--max-batch", "must be positive, got " + Str(r.max_batch));
+  // Tokens per request past 2^30 are past every model's context and would overflow the
+  // search's sums (isl + osl, the page grid's 2 · isl, batch · tokens).
+  constexpr int64_t kMaxTokens = int64_t{1} << 30, kMaxBatch = int64_t{1} << 20;
+  if (r.isl < 1 || r.isl > kMaxTokens) {
+    return OptionError("--isl", "must be in 1.." + Str(kMaxTokens) + ", got " + Str(r.isl));
+  }
+  if (r.osl < 1 || r.osl > kMaxTokens) {
+    return OptionError("--osl", "must be in 1.." + Str(kMaxTokens) + ", got " + Str(r.osl));
+  }
+  if (r.max_batch < 1 || r.max_batch > kMaxBatch) {
+    return OptionError("--max-batch", "must be in 1.." + Str(kMaxBatch) + ", got " + Str(r.max_batch));
+  }
   for (const auto& [option, value] :
        {std::pair<const char*, std::optional<double>>{"--ttft-ms", r.targets.ttft_s},
         {"--tpot-ms", r.targets.tpot_s}, {"--rate", r.rate}, {"--price", r.price_usd_per_gpu_hour}}) {
