@@ -12,8 +12,9 @@
 //  * moe_layer_freq: one flag per layer, 1 = MoE (n_routed_experts of moe_intermediate_size,
 //    top num_experts_per_tok, sigmoid scores with e_score_correction_bias, no shared expert),
 //    0 = a dense MLP of intermediate_size.
-// Numerics with no shape (attention_value_scale: V is multiplied by a constant before
-// attention; swa_rope_theta; layernorm_epsilon) are read and named here. attention_chunk_size,
+// Fields with no shape (attention_value_scale: V is multiplied by a constant before attention;
+// swa_rope_theta; layernorm_epsilon; attention_projection_layout, split or fused q/k/v
+// storage) are read and named here. attention_chunk_size,
 // present in the release config, is not read by the modelling code (the sliding layers use
 // sliding_window); it is read and listed in `assumptions`, never costed as chunked attention.
 #include <string>
@@ -50,6 +51,12 @@ Result<void> ReadAttentionNumerics(const Reader& r) {
   OPSCOPE_CHECK(r.object().Number("attention_value_scale"));  // V *= scale: no shape, no GEMM
   OPSCOPE_CHECK(r.object().Number("swa_rope_theta"));         // RoPE base of the sliding layers
   OPSCOPE_CHECK(r.object().Number("layernorm_epsilon"));      // RMSNorm epsilon
+  // How the checkpoint stores q/k/v ("split" q_proj / k_proj / v_proj or one "fused_qkv"):
+  // the same weights either way, and the step graph runs them as one fused GEMM.
+  OPSCOPE_TRY(layout, r.StringOr("attention_projection_layout", "split"));
+  if (layout != "split" && layout != "fused_qkv") {
+    return r.Fail("attention_projection_layout", "\"" + layout + "\" (expected split or fused_qkv)");
+  }
   OPSCOPE_TRY(chunk, r.CountOr("attention_chunk_size", 0));
   if (chunk > 0) {
     r.Note("attention_chunk_size " + Str(chunk) +
