@@ -306,8 +306,17 @@ struct RefusedFamily {
   std::string_view model_type, why;
 };
 inline constexpr RefusedFamily kRefusedFamilies[] = {
-    {"minimax_m3", "its block-sparse attention (sparse_attention_config: blocks of 128 tokens, "
-                   "16 chosen per query by a 4-head index with its own cache) is not modelled"},
+    // MiniMax-M3's sparse attention (vLLM's minimax_m3 model): one index head per KV head scores
+    // every cached token from its own index-key cache, a block of sparse_block_size tokens
+    // takes its best token's score, and the KV head's query group attends its
+    // sparse_topk_blocks best blocks (the newest sparse_local_block always among them). The
+    // cost matches the DSA rule (top-k = 16 · 128 keys, an indexer of 4 heads of 128), but the
+    // indexer's projections come from the hidden state, which the MLA-only indexer does not
+    // build; its MTP fields (num_mtp_modules 7 beside num_nextn_predict_layers 1) are unread.
+    {"minimax_m3", "its block-sparse attention (sparse_attention_config: per KV head, one index "
+                   "head scores every cached token, and the head's query group attends the 16 "
+                   "best blocks of 128 tokens) is not modelled: opscope's sparse-attention "
+                   "indexer is built for MLA only"},
     {"minimax_m3_vl", "its text_config has no model_type of its own, and MiniMax-M3's "
                       "block-sparse attention is not modelled"},
     {"kimi_k3", "its KDA / MLA hybrid adds a latent MoE with a norm (routed_expert_hidden_size, "
