@@ -761,6 +761,72 @@ TEST(HfFamilies, Gemma4RefusesWhatItDoesNotModel) {
             "says which layers are global, and the global layers have their own head size)");
 }
 
+// ---- MiMo-V2-Flash (fixture from xiaowanCN/aiconfigurator's copy, SOURCES.md) -------------
+
+// MiMo-V2-Flash (MiMo-V2-Flash Technical Report, arXiv 2601.02780, and the XiaomiMiMo/
+// MiMo-V2-Flash card: "309B total parameters and 15B active parameters"). 48 layers of hidden
+// 4096, 9 full-attention (64 query / 4 KV heads; q and k of 192, v of 128) and 39 sliding
+// (window 128, 64 query / 8 KV heads, same widths, one sink logit per head); o_proj reads
+// 64·128. Layer 0 runs a dense SwiGLU MLP of 16384, the other 47 route 8 of 256 experts of 2048
+// (sigmoid router with its correction bias, no shared expert). Untied embedding and head.
+TEST(HfFamilies, MimoV2Flash) {
+  const Built b = Build("mimo-v2-flash.json");
+  const uint64_t h = 4096, v = 152576, expert = 3 * h * 2048;
+  const uint64_t full = h * 64 * 192 + h * 4 * 192 + h * 4 * 128 + 64 * 128 * h;
+  const uint64_t sliding = h * 64 * 192 + h * 8 * 192 + h * 8 * 128 + 64 * 128 * h + 64;
+  const uint64_t router = 256 * h + 256;  // weight and e_score_correction_bias
+  EXPECT_EQ(ParamsUnder(b.step, "layers.0."), full + 3 * h * 16384 + 2 * h);
+  EXPECT_EQ(ParamsUnder(b.step, "layers.1."), sliding + router + 256 * expert + 2 * h);
+  const uint64_t shared = 9 * full + 39 * sliding + 3 * h * 16384 + 48 * 2 * h + 2 * v * h + h;
+  EXPECT_EQ(b.figures.params_total, shared + 47 * (router + 256 * expert));  // 308,778,780,864
+  EXPECT_EQ(b.figures.params_active, shared + 47 * (router + 8 * expert));   // 15,445,936,320
+  ExpectParams(b, 309, 15);
+  EXPECT_NEAR(Billions(b.figures.params_total), 309, 0.5);  // the card's total, closely
+  // Only the 9 full layers hold every token: K of 4·192 and V of 4·128 at 2 bytes. A sliding
+  // layer keeps 128 tokens of 8 heads (K 192, V 128).
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 9u * (4 * 192 + 4 * 128) * 2);  // 23,040
+  EXPECT_EQ(llm::BytesPerSeq(b.step, b.figures, 4096),
+            4096u * 9 * (4 * 192 + 4 * 128) * 2 + 128u * 39 * (8 * 192 + 8 * 128) * 2);
+  // One decode step at P = 4096: QKᵀ at d = 192, PV at d_v = 128, over P + 1 keys in a full
+  // layer and W = 128 keys in a sliding one.
+  const int64_t p = 4096;
+  const llm::StepResult r = Decode(b.step, 1, p);
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.0.attn.attention").flops,
+            uint64_t{2} * (p + 1) * 64 * (192 + 128));
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.1.attn.attention").flops,
+            uint64_t{2} * 128 * 64 * (192 + 128));
+  EXPECT_EQ(NodeNamed(b.step, r, "layers.1.attn.o_proj").flops, uint64_t{2} * 64 * 128 * h);
+  // Every field is read: the only line about a config field is attention_chunk_size's, which
+  // the modelling code does not use.
+  for (const std::string& line : b.spec.assumptions) {
+    EXPECT_EQ(line.find("config field"), std::string::npos) << line;
+  }
+  EXPECT_NE(std::find(b.spec.assumptions.begin(), b.spec.assumptions.end(),
+                      "attention_chunk_size 128 is not used by MiMo-V2-Flash's modelling code "
+                      "(its sliding layers use sliding_window); not costed as chunked attention"),
+            b.spec.assumptions.end());
+  EXPECT_EQ(FindRefusedFamily("mimo_v2_flash"), nullptr);
+}
+
+// A MiMo-V2-Flash config whose per-layer lists are wrong is refused naming the field.
+TEST(HfFamilies, MimoV2FlashBadLayerLists) {
+  const std::string json = Config("mimo-v2-flash.json");
+  auto with = [&](std::string_view from, std::string_view to) {
+    std::string j = json;
+    const size_t at = j.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? j : j.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(ParseError(with("\"hybrid_layer_pattern\": [\n    0, 1,", "\"hybrid_layer_pattern\": [\n    0, 2,")),
+            "config.json: field 'hybrid_layer_pattern': item 1 is 2 (expected 0: full attention, "
+            "or 1: sliding window)");
+  EXPECT_EQ(ParseError(with("\"moe_layer_freq\": [\n    0, 1,", "\"moe_layer_freq\": [\n    0,")),
+            "config.json: field 'moe_layer_freq': has 47 entries, num_hidden_layers is 48");
+  EXPECT_EQ(ParseError(with("\"swa_num_key_value_heads\": 8", "\"swa_num_key_value_heads\": 7")),
+            "config.json: field 'swa_num_key_value_heads': 7 does not divide "
+            "swa_num_attention_heads 64");
+}
+
 // Model types known to be refused say why (families.h kRefusedFamilies), naming the field.
 TEST(HfFamilies, RefusedTypesSayWhy) {
   for (const RefusedFamily& f : kRefusedFamilies) {

@@ -352,6 +352,24 @@ Result<void> PlaceMoe(const Reader& r, MoePlacement rule, int64_t first_dense_de
       }
       break;
     }
+    case MoePlacement::kLayerFlags: {
+      // MiMo-V2-Flash (MiMoV2DecoderLayer): moe_layer_freq is a list, 1 for an MoE layer.
+      OPSCOPE_TRY(flags, r.IntList("moe_layer_freq"));
+      if (!flags) return r.Fail("moe_layer_freq", "is required (one 0 / 1 per layer)");
+      if (static_cast<int64_t>(flags->size()) != layers) {
+        return r.Fail("moe_layer_freq", "has " + std::to_string(flags->size()) +
+                                            " entries, num_hidden_layers is " + std::to_string(layers));
+      }
+      for (int64_t i = 0; i < layers; ++i) {
+        const int64_t f = (*flags)[static_cast<size_t>(i)];
+        if (f != 0 && f != 1) {
+          return r.Fail("moe_layer_freq", "item " + std::to_string(i) + " is " + std::to_string(f) +
+                                              " (expected 0: dense MLP, or 1: MoE)");
+        }
+        spec.layers[i].ffn = f == 1 ? Ffn::kMoe : Ffn::kDense;
+      }
+      break;
+    }
     case MoePlacement::kInterleave: {
       // Llama4TextConfig: moe_layers = every interleave_moe_layer_step-th layer (1-based),
       // unless the config lists moe_layers itself.

@@ -107,6 +107,9 @@ Result<void> ApplyLayerTypes(const Reader& r, const std::vector<std::string>& ty
                              int64_t window, int64_t chunk);
 // MoE placement from the family's rule and the config's fields (families.h MoePlacement).
 Result<void> PlaceMoe(const Reader& r, MoePlacement rule, int64_t first_dense_default);
+// The MLPs: MoE placement (the family's rule), the routed and shared experts and router of the
+// MoE layers, the dense MLP of the others.
+Result<void> ReadMlps(const Reader& r);
 
 // Readers of the families outside the decoder reader (parse_hybrid.cc, parse_mla.cc).
 Result<void> ReadDecoder(const Reader& r);
@@ -122,6 +125,7 @@ Result<void> ReadGraniteHybrid(const Reader& r);
 Result<void> ReadKimiLinear(const Reader& r);
 Result<void> ReadDeepseekV4(const Reader& r);
 Result<void> ReadGemma4(const Reader& r);
+Result<void> ReadMimoV2Flash(const Reader& r);
 // Shared by the hybrid readers: the attention block of a decoder family (heads, biases, q/k
 // norms, windows) without its layer list.
 Result<void> ReadAttentionShape(const Reader& r);

@@ -30,6 +30,7 @@ enum class ReaderKind : uint8_t {
   kKimiLinear,    // Kimi Delta Attention + MLA, MoE
   kDeepseekV4,    // compressed sparse attention, hyper-connections, grouped output projection
   kGemma4,        // Gemma-4: wider global layers (K = V), a dense MLP beside routed experts
+  kMimoV2Flash,   // MiMo-V2-Flash: full / sliding layers of their own head shapes, d_v < d_qk
 };
 
 // RMSNorm over q and k: none, per head (over head_dim), or over the whole projection
@@ -47,8 +48,11 @@ enum class NormKind : uint8_t { kRms, kLayerNorm, kLayerNormNoBias };
 
 // Which layers are MoE when the config gives no per-layer list: none (dense), all, Qwen's
 // decoder_sparse_step / mlp_only_layers, DeepSeek's first_k_dense_replace / moe_layer_freq,
-// Llama-4's interleave_moe_layer_step, ERNIE's moe_layer_start_index / _end_index / _interval.
-enum class MoePlacement : uint8_t { kNone, kAll, kQwenStep, kFirstDense, kInterleave, kErnie };
+// Llama-4's interleave_moe_layer_step, ERNIE's moe_layer_start_index / _end_index / _interval,
+// or a 0 / 1 flag per layer in moe_layer_freq (MiMo-V2-Flash).
+enum class MoePlacement : uint8_t {
+  kNone, kAll, kQwenStep, kFirstDense, kInterleave, kErnie, kLayerFlags
+};
 
 // Which layers use sliding_window when the config has no layer_types: none (the class has no
 // such field), all of them (Mistral), every layer but each full_every-th (Gemma, gpt-oss), or
@@ -283,6 +287,13 @@ inline constexpr Family kFamilies[] = {
      .kv_heads = 8},
     {.model_type = "nemotron_h", .reader = ReaderKind::kNemotronH, .vocab = 131072,
      .kv_heads = 8, .head_dim = 128},
+    // MiMo-V2-Flash (XiaomiMiMo's remote MiMoV2FlashConfig; parse_mimo.cc): hybrid_layer_pattern
+    // says which layers slide, the sliding layers take the swa_* head shapes, v_head_dim is
+    // narrower than head_dim, sink logits per add_*_attention_sink_bias; MoE per moe_layer_freq,
+    // sigmoid router with e_score_correction_bias, no shared expert. The remote class's
+    // defaults are not taken: every size is required.
+    {.model_type = "mimo_v2_flash", .reader = ReaderKind::kMimoV2Flash,
+     .moe = MoePlacement::kLayerFlags, .sigmoid_router = true},
     // Per-layer heterogeneous blocks.
     {.model_type = "nemotron-nas", .reader = ReaderKind::kNemotronNas, .vocab = 32000},
 };
@@ -295,16 +306,22 @@ struct RefusedFamily {
   std::string_view model_type, why;
 };
 inline constexpr RefusedFamily kRefusedFamilies[] = {
-    {"minimax_m3", "its block-sparse attention (sparse_attention_config: blocks of 128 tokens, "
-                   "16 chosen per query by a 4-head index with its own cache) is not modelled"},
+    // MiniMax-M3's sparse attention (vLLM's minimax_m3 model): one index head per KV head scores
+    // every cached token from its own index-key cache, a block of sparse_block_size tokens
+    // takes its best token's score, and the KV head's query group attends its
+    // sparse_topk_blocks best blocks (the newest sparse_local_block always among them). The
+    // cost matches the DSA rule (top-k = 16 · 128 keys, an indexer of 4 heads of 128), but the
+    // indexer's projections come from the hidden state, which the MLA-only indexer does not
+    // build; its MTP fields (num_mtp_modules 7 beside num_nextn_predict_layers 1) are unread.
+    {"minimax_m3", "its block-sparse attention (sparse_attention_config: per KV head, one index "
+                   "head scores every cached token, and the head's query group attends the 16 "
+                   "best blocks of 128 tokens) is not modelled: opscope's sparse-attention "
+                   "indexer is built for MLA only"},
     {"minimax_m3_vl", "its text_config has no model_type of its own, and MiniMax-M3's "
                       "block-sparse attention is not modelled"},
     {"kimi_k3", "its KDA / MLA hybrid adds a latent MoE with a norm (routed_expert_hidden_size, "
                 "latent_moe_use_norm), block attention residuals (attn_res_block_size), an MLA "
                 "output gate and a 'situ' activation, none of which is modelled"},
-    {"mimo_v2_flash", "its value heads are narrower than its key heads (v_head_dim 128, head_dim "
-                      "192) and its sliding-window layers have their own head counts (swa_*), "
-                      "neither of which is modelled"},
     {"hunyuan_v1_moe", "no public config.json with this model_type was found (the published "
                        "Hunyuan-A13B config is remote code, model_type 'hunyuan', per-layer lists)"},
 };

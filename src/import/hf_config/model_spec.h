@@ -44,6 +44,8 @@ struct LayerSpec {
   int64_t compress = 0;  // DeepSeek-V4: tokens per entry of the layer's long-range cache (0: none;
                          // 4: CSA, entries chosen by an indexer; 128: HCA, all entries read)
   int64_t heads = 0, kv_heads = 0, head_dim = 0;  // 0: spec.attn's (DeciLM, Gemma-4 global)
+  int64_t v_head_dim = 0;  // 0: spec.attn's (MiMo-V2-Flash sliding layers: swa_v_head_dim)
+  bool sinks = false;      // per-head sink logits in this layer even when spec.attn has none
   bool kv_shared = false;  // reuses an earlier layer's K/V: no k/v projections, no cache
   // Keys double as values (Gemma-4 global layers, attention_k_eq_v): no v projection; V is the
   // k projection through a weightless norm, K the same through k_norm and RoPE, and both are
@@ -57,6 +59,9 @@ struct LayerSpec {
 
 struct AttentionSpec {
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  // The value heads' width when it differs from the key heads' (MiMo-V2-Flash: q and k of 192,
+  // v of 128); 0: head_dim.
+  int64_t v_head_dim = 0;
   bool qkv_bias = false, o_bias = false;
   bool qk_norm = false;      // RMSNorm over head_dim on q and k (Qwen3, Gemma-3, Qwen3-Next)
   bool output_gate = false;  // q_proj also yields a sigmoid gate on the output (Qwen3-Next)

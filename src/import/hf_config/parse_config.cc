@@ -259,6 +259,8 @@ Result<void> ReadMoe(const Reader& r) {
   return {};
 }
 
+}  // namespace
+
 Result<void> ReadMlps(const Reader& r) {
   ModelSpec& spec = r.spec();
   const Family& f = r.family();
@@ -278,8 +280,6 @@ Result<void> ReadMlps(const Reader& r) {
   }
   return {};
 }
-
-}  // namespace
 
 Result<void> ReadDecoder(const Reader& r) {
   ModelSpec& spec = r.spec();
@@ -335,6 +335,7 @@ Result<void> Dispatch(const Reader& r, const ConfigObject& root) {
     case ReaderKind::kKimiLinear: return ReadKimiLinear(r);
     case ReaderKind::kDeepseekV4: return ReadDeepseekV4(r);
     case ReaderKind::kGemma4: return ReadGemma4(r);
+    case ReaderKind::kMimoV2Flash: return ReadMimoV2Flash(r);
   }
   return MakeError("unknown reader");
 }

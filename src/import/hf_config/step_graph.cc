@@ -169,8 +169,9 @@ class Builder {
     signature_.push_back(static_cast<uint8_t>(l.parallel));
     signature_.push_back(static_cast<uint8_t>(l.rope | (l.sparse << 1) | (l.indexer_shared << 2) |
                                               (l.kv_shared << 3) | (l.hash_routed << 4) |
-                                              (l.k_eq_v << 5)));
-    for (int64_t v : {l.window, l.chunk, l.compress, l.heads, l.kv_heads, l.head_dim, l.ffn_width}) {
+                                              (l.k_eq_v << 5) | (l.sinks << 6)));
+    for (int64_t v : {l.window, l.chunk, l.compress, l.heads, l.kv_heads, l.head_dim, l.v_head_dim,
+                      l.ffn_width}) {
       put(v);
     }
   }
@@ -599,21 +600,26 @@ class Builder {
   }
 
   // Standard (GQA, sliding-window, chunked, gated, with sinks) attention; returns [n, hidden].
-  // Per-layer heads and head_dim override the model's (DeciLM blocks, Gemma-4 global layers);
-  // a kv-shared layer reads an earlier layer's cache and projects no keys or values.
+  // Per-layer heads and head dims override the model's (DeciLM blocks, Gemma-4 global layers,
+  // MiMo-V2-Flash sliding layers); a kv-shared layer reads an earlier layer's cache and projects
+  // no keys or values. Value heads may be narrower than key heads (d_v < d: MiMo-V2-Flash):
+  // q and k project to heads·d and kv_heads·d, v to kv_heads·d_v, the V cache holds d_v per
+  // head, the output is heads·d_v wide, and the attention node carries v_head_dim so that its
+  // FLOPs are QKᵀ at d and PV at d_v.
   TensorId Attention(const std::string& p, int64_t i, TensorId x) {
     const AttentionSpec& a = spec_.attn;
     const LayerSpec& l = spec_.layers[i];
     const int64_t heads = l.heads > 0 ? l.heads : a.heads;
     const int64_t kv_heads = l.kv_heads > 0 ? l.kv_heads : a.kv_heads;
     const int64_t d = l.head_dim > 0 ? l.head_dim : a.head_dim;
+    const int64_t dv = l.v_head_dim > 0 ? l.v_head_dim : (a.v_head_dim > 0 ? a.v_head_dim : d);
     // A chunked layer keeps at most one chunk: its cache is sized like a window's (the figures'
     // min(ctx, W)), but its tensor spans ctx so that the rule sees the position in the chunk.
     const int64_t window = l.window > 0 ? l.window : l.chunk;
-    const int64_t qo = heads * d, kvo = kv_heads * d;
+    const int64_t qo = heads * d, kvo = kv_heads * d, vo = kv_heads * dv, oo = heads * dv;
     const int64_t q_rows = a.output_gate ? 2 * qo : qo;
     const bool own_kv = !l.kv_shared;
-    const int64_t kv_rows = own_kv ? (l.k_eq_v ? kvo : 2 * kvo) : 0;
+    const int64_t kv_rows = own_kv ? (l.k_eq_v ? kvo : kvo + vo) : 0;
     TensorId q, k = 0, v = 0, gate = 0;
     if (!recipe_.separate_qkv && !recipe_.gguf) {
       // One fused QKV projection, as vLLM / TensorRT-LLM run it.
@@ -625,7 +631,7 @@ class Builder {
       if (own_kv) {
         k = Act(Cat(p, "attn.k"), {n_, C(kvo)});
         parts.push_back(k);
-        if (!l.k_eq_v) parts.push_back(v = Act(Cat(p, "attn.v"), {n_, C(kvo)}));
+        if (!l.k_eq_v) parts.push_back(v = Act(Cat(p, "attn.v"), {n_, C(vo)}));
       }
       Node(Cat(p, "attn.split_qkv"), OpKind::kSplit, {qkv}, std::move(parts),
            {{"layout", std::string("contiguous")}});
@@ -635,7 +641,7 @@ class Builder {
       if (own_kv) {
         k = Linear(Cat(p, "attn.k_proj"), x, kvo, WeightRole::kAttnK, i, a.qkv_bias, recipe_.compute);
         if (!l.k_eq_v) {
-          v = Linear(Cat(p, "attn.v_proj"), x, kvo, WeightRole::kAttnV, i, a.qkv_bias, recipe_.compute);
+          v = Linear(Cat(p, "attn.v_proj"), x, vo, WeightRole::kAttnV, i, a.qkv_bias, recipe_.compute);
         }
       }
       if (a.output_gate) {
@@ -664,24 +670,28 @@ class Builder {
     }
     const Expr len = CacheLength(l.window);
     const TensorId kc = State(Cat(p, "attn.k_cache"), {seqs_, len, C(kv_heads), C(d)}, recipe_.kv);
-    const TensorId vc = State(Cat(p, "attn.v_cache"), {seqs_, len, C(kv_heads), C(d)}, recipe_.kv);
+    const TensorId vc = State(Cat(p, "attn.v_cache"), {seqs_, len, C(kv_heads), C(dv)}, recipe_.kv);
     const uint64_t per_token = BytesWithoutTensorScale(recipe_.kv, {1, 1, kv_heads, d});
+    const uint64_t v_per_token = BytesWithoutTensorScale(recipe_.kv, {1, 1, kv_heads, dv});
     std::vector<TensorId> ins{q, kc, vc};
     if (own_kv) {
       out_.kv_caches.push_back({kc, i, window, per_token});
-      out_.kv_caches.push_back({vc, i, window, per_token});
+      out_.kv_caches.push_back({vc, i, window, v_per_token});
       ins.push_back(k);
       ins.push_back(v);
     }
-    if (a.sinks) ins.push_back(Weight(Cat(p, "attn.sinks"), {C(heads)}, {WeightRole::kVector, i, heads}));
+    if (a.sinks || l.sinks) {
+      ins.push_back(Weight(Cat(p, "attn.sinks"), {C(heads)}, {WeightRole::kVector, i, heads}));
+    }
     const Format out_format = a.output_gate ? recipe_.compute : recipe_.gemm_input;
-    TensorId o = Act(Cat(p, "attn.attention.out"), {n_, C(qo)}, out_format);
+    TensorId o = Act(Cat(p, "attn.attention.out"), {n_, C(oo)}, out_format);
     Attrs attrs{{"q_heads", heads}, {"head_dim", d}};
+    if (dv != d) attrs.emplace_back("v_head_dim", dv);
     if (l.window > 0) attrs.emplace_back("window", l.window);
     if (l.window == 0 && l.chunk > 0) attrs.emplace_back("chunk", l.chunk);
     Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, std::move(ins), {o}, std::move(attrs));
     if (a.output_gate) {
-      const TensorId gated = Act(Cat(p, "attn.output_gate.out"), {n_, C(qo)}, recipe_.gemm_input);
+      const TensorId gated = Act(Cat(p, "attn.output_gate.out"), {n_, C(oo)}, recipe_.gemm_input);
       Node(Cat(p, "attn.output_gate"), OpKind::kMul, {o, gate}, {gated}, {}, "SigmoidGate");
       o = gated;
     }
