@@ -175,7 +175,8 @@ PYBIND11_MODULE(_opscope, m) {
          std::optional<std::string> tp, std::optional<std::string> ep,
          std::optional<std::string> pp, std::optional<std::string> activations,
          std::optional<std::string> kv_dtype, std::optional<std::string> state_dtype,
-         std::optional<std::string> gen_len, double mem_util, std::optional<int64_t> dp_attention,
+         std::optional<std::string> gen_len, double mem_util,
+         std::optional<std::string> dp_attention,
          std::optional<int64_t> gpus_per_node, std::optional<int64_t> micro_batches,
          std::optional<std::string> model_type, std::optional<std::string> engine,
          std::optional<std::string> disagg, std::optional<std::string> prefill_tp,
@@ -200,7 +201,7 @@ PYBIND11_MODULE(_opscope, m) {
         if (disagg) r.disaggs = Take(opscope::sweep::ParseDisaggList(*disagg));
         ParseListOption("--prefill-tp", prefill_tp, r.prefill_tps);
         ParseListOption("--decode-tp", decode_tp, r.decode_tps);
-        if (dp_attention) r.dp_attentions = {*dp_attention};
+        ParseListOption("--dp-attention", dp_attention, r.dp_attentions);
         r.gpus_per_node = gpus_per_node;
         r.micro_batches = micro_batches;
         r.engine = std::move(engine);

@@ -157,3 +157,14 @@ def test_paths_may_be_path_objects(root):
     import pathlib
     path = pathlib.Path(root) / "tests/fixtures/gguf/tiny-llama.gguf"
     assert opscope.llm(path)["llm"]["weight_bytes"] == opscope.llm(str(path))["llm"]["weight_bytes"]
+
+
+def test_dp_attention_is_an_axis_as_on_the_command_line():
+    # dp_attention= takes a list like the command line's --dp-attention LIST: one row per degree.
+    points = opscope.sweep("deepseek-v3", batch=8, context=1024, device="h200", tp=8, ep=8,
+                           dp_attention=[1, 8])["points"]
+    expected = cli_json("sweep", "llm", "deepseek-v3", "--batch", "8", "--context", "1024",
+                        "--device", "h200", "--tp", "8", "--ep", "8",
+                        "--dp-attention", "1,8")["points"]
+    assert list(points["dp_attention"]) == [p["dp_attention"] for p in expected] == [1, 8]
+    assert list(points["step_time_s"]) == [p["step_time_s"] for p in expected]

@@ -188,8 +188,9 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
     device:         a device id or a list of them.
     weights:        a weight format / llama.cpp file type or a list of them (None in a list:
                     the model's own).
-    tp, ep, pp:     parallel degrees as lists (deployments the model or device cannot take
-                    are skipped and listed in "skipped").
+    tp, ep, pp, dp_attention: parallel degrees as ints, lists or LIST text, each an axis
+                    (deployments the model or device cannot take are skipped and listed in
+                    "skipped").
     gen_len, osl:   whole requests of this many output tokens (the same option, the command
                     line's --gen-len/--osl): an int or a LIST as batch takes it, one axis; adds
                     the column gen_len.
@@ -234,7 +235,8 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
         ep=None if ep is None else _list(ep), pp=None if pp is None else _list(pp),
         activations=activations, kv_dtype=kv_dtype, state_dtype=state_dtype,
         gen_len=None if gen_len is None else _list(gen_len), mem_util=mem_util,
-        dp_attention=dp_attention, gpus_per_node=gpus_per_node, micro_batches=micro_batches,
+        dp_attention=None if dp_attention is None else _list(dp_attention),
+        gpus_per_node=gpus_per_node, micro_batches=micro_batches,
         model_type=model_type, engine=_path(engine), disagg=disagg_text,
         prefill_tp=None if prefill_tp is None else _list(prefill_tp),
         decode_tp=None if decode_tp is None else _list(decode_tp))

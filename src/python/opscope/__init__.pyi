@@ -68,7 +68,7 @@ def sweep(
     gen_len: Optional[IntList] = None,
     osl: Optional[IntList] = None,
     mem_util: float = 0.9,
-    dp_attention: Optional[int] = None,
+    dp_attention: Optional[IntList] = None,
     gpus_per_node: Optional[int] = None,
     micro_batches: Optional[int] = None,
     model_type: Optional[str] = None,
