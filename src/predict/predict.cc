@@ -110,7 +110,7 @@ struct StepPredictor::Node {
 };
 
 StepPredictor::StepPredictor(const ir::Graph& graph, const EngineProfile& profile)
-    : graph_(graph), profile_(profile) {}
+    : graph_(graph), profile_(profile), fp16_mma_(profile.defaults.mma_16bit == "fp16") {}
 StepPredictor::~StepPredictor() = default;
 
 Result<std::unique_ptr<StepPredictor>> StepPredictor::Compile(const ir::Graph& graph,
@@ -353,7 +353,7 @@ KernelInput StepPredictor::Describe(size_t index, const cost::NodeCost& cost,
   in.flops = static_cast<double>(cost.flops);
   in.mma_class = cost.mma_class;
   // An engine that runs 16-bit float matmuls in FP16 (defaults.mma_16bit) gets the fp16 rate.
-  if (in.mma_class == MmaClass::kBf16 && profile_.defaults.mma_16bit == "fp16") {
+  if (fp16_mma_ && in.mma_class == MmaClass::kBf16) {
     in.mma_class = MmaClass::kFp16;
   }
   constexpr size_t kMaxRank = 8;

@@ -103,6 +103,9 @@ class StepPredictor {
 
   const ir::Graph& graph_;
   const EngineProfile& profile_;
+  // defaults.mma_16bit is "fp16": bf16 matmuls are timed at the fp16 rate (read once here,
+  // not compared per node).
+  const bool fp16_mma_;
   const DeviceProfile* device_profile_ = nullptr;
   DeviceRates rates_;
   std::vector<Node> nodes_;
