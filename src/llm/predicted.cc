@@ -143,12 +143,8 @@ class Timer {
   }
 
   const Serving& serving() const { return serving_; }
-  // Decode steps replay CUDA graphs where the engine captures them (defaults.cuda_graphs);
-  // steps with prompt tokens where it captures those (defaults.prefill_cuda_graphs), else
-  // the CPU issues their kernels one by one.
   predict::StepOptions Options(bool decode) const {
-    const predict::EngineDefaults& d = engine_.profile->defaults;
-    return {decode ? d.cuda_graphs : d.prefill_cuda_graphs, true};
+    return predict::EngineStepOptions(engine_.profile->defaults, decode);
   }
   const StepPredictor& predictor(size_t s) const { return *stages_[s]->predictor; }
   size_t stage_count() const { return stages_.size(); }
@@ -819,10 +815,8 @@ double StageNodeTimer::NodeTime(size_t node, const cost::NodeCost& cost, const e
 bool StageNodeTimer::LaunchesKernel(size_t node) const { return !predictor_->Fused(node); }
 
 double StageNodeTimer::Overhead(uint64_t kernels, double kernels_s, bool decode) const {
-  // As Timer::Options asks: CUDA graphs where the engine captures the step's kind.
-  const predict::EngineDefaults& d = profile_->defaults;
   return predictor_->Overhead(kernels, kernels_s,
-                              {decode ? d.cuda_graphs : d.prefill_cuda_graphs, true});
+                              predict::EngineStepOptions(profile_->defaults, decode));
 }
 
 Result<Predicted> PredictServing(const Serving& serving, const Workload& workload,

@@ -40,6 +40,13 @@ struct StepOptions {
   bool samples = true;      // the step samples tokens (adds sampling_s)
 };
 
+// How an engine runs a sampling step: decode steps replay CUDA graphs where it captures them
+// (defaults.cuda_graphs), steps with prompt tokens where it captures those
+// (defaults.prefill_cuda_graphs); else the CPU issues their kernels one by one.
+inline StepOptions EngineStepOptions(const EngineDefaults& d, bool decode) {
+  return {decode ? d.cuda_graphs : d.prefill_cuda_graphs, true};
+}
+
 struct StepPrediction {
   std::vector<double> node_time_s;  // parallel to graph.nodes; 0 for nodes not costed
   std::vector<KernelClass> node_class;
