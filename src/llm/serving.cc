@@ -377,16 +377,21 @@ Result<void> TimeRequest(const Serving& serving, const Workload& w, const BatchS
     }
     times.prefill_step_s = prefill_s;
   }
-  auto decode = serving.deployment().one_device()
-                    ? SumDecodeSteps(serving.stage(0), serving.device(), split.seqs, prompt, gen)
-                    : SumPipelineDecodeSteps(serving.stages(), serving.device(), split.seqs,
-                                             split.micro_count, prompt, gen);
+  auto decode = RequestDecodeSum(serving, split, prompt, gen);
   if (!decode) return std::unexpected(decode.error());
   times.decode_sum_s = *decode;
   return {};
 }
 
 }  // namespace
+
+Result<double> RequestDecodeSum(const Serving& serving, const BatchSplit& split, int64_t prompt,
+                                int64_t gen_len) {
+  return serving.deployment().one_device()
+             ? SumDecodeSteps(serving.stage(0), serving.device(), split.seqs, prompt, gen_len)
+             : SumPipelineDecodeSteps(serving.stages(), serving.device(), split.seqs,
+                                      split.micro_count, prompt, gen_len);
+}
 
 Result<Evaluation> Evaluate(const Serving& serving, const Workload& w) {
   const BatchSplit split = serving.deployment().Split(w.batch);

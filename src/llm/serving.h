@@ -202,6 +202,11 @@ struct Evaluation {
 std::vector<std::string> WorkloadWarnings(const import::hf::ModelSpec& spec,
                                           const Workload& workload);
 Result<Evaluation> Evaluate(const Serving& serving, const Workload& workload);
+// Σ of a request's decode steps at the roofline, from the prompt on (gen_len steps of
+// split.seqs sequences per device): one stage's sum, or the pipeline's with its micro-batches.
+// What Evaluate adds to a whole request's figures (and the planner's roofline search).
+Result<double> RequestDecodeSum(const Serving& serving, const BatchSplit& split, int64_t prompt,
+                                int64_t gen_len);
 
 // One `opscope llm` run from its options (the CLI's and the Python package's one call): opens
 // the model, resolves the device and recipe, plans the deployment, builds and evaluates it.

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 
-#include "llm/decode_sum.h"
 #include "llm/deployment.h"
 #include "support/human_units.h"
 
@@ -116,10 +115,7 @@ Result<BatchFigures> RooflineFigures(const llm::Serving& serving, const llm::Wor
   }
   // As llm::Evaluate times the request: its decode steps from the prompt on.
   const int64_t prompt = w.Prompt(), gen = *w.gen_len;
-  auto decode = serving.deployment().one_device()
-                    ? llm::SumDecodeSteps(serving.stage(0), serving.device(), split.seqs, prompt, gen)
-                    : llm::SumPipelineDecodeSteps(serving.stages(), serving.device(), split.seqs,
-                                                  split.micro_count, prompt, gen);
+  auto decode = llm::RequestDecodeSum(serving, split, prompt, gen);
   if (!decode) return std::unexpected(decode.error());
   llm::StageTimes times;
   times.step_s = step_s;
