@@ -185,6 +185,81 @@ TEST(Parallel, ExpertParallelSpreadsExpertsAndAddsAllToAll) {
   EXPECT_EQ(all_to_all, 2 * moe_layers);  // dispatch and combine
 }
 
+// One attention replica over the whole expert-parallel group (--tp 8 --ep 8, dp_attention 1):
+// every device already holds every token, so no all-to-all moves rows; each device gathers the
+// rows routed to its own experts and the partial sums meet in the tensor-parallel all-reduce
+// (with DeepSeek-V3's shared expert) — one all-reduce of n·hidden per MoE layer, as the
+// engines run expert parallelism without attention data parallelism.
+TEST(Parallel, ExpertParallelInsideOneReplicaHasNoAllToAll) {
+  for (const char* preset : {"deepseek-v3", "qwen3-30b-a3b"}) {
+    const Model m = Load(preset);
+    const Deployment d = Plan(m, {.tp = 8, .ep = 8}, "h200");
+    EXPECT_EQ(d.dp_attention, 1);
+    EXPECT_FALSE(d.dispatches_experts());
+    const StepGraph dev = Stage(m, d);
+    const int64_t batch = 16;
+    auto r = AnalyzeStep(dev, DecodeBindings(batch, 2048), Dev("h200"));
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    int64_t moe_layers = 0;
+    for (const auto& l : m.spec.layers) moe_layers += l.ffn == import::hf::Ffn::kMoe;
+    int64_t gathers = 0, moe_all_reduces = 0;
+    for (size_t i = 0; i < dev.graph.nodes.size(); ++i) {
+      const ir::Node& n = dev.graph.nodes[i];
+      EXPECT_NE(n.op, ir::OpKind::kAllToAll) << preset << ": " << n.name;
+      EXPECT_FALSE(n.op == ir::OpKind::kAllGather && n.name.find("experts") != std::string::npos)
+          << preset << ": " << n.name;
+      if (n.name.ends_with("moe.experts.gather")) {
+        ++gathers;
+        // ceil(n·top_k / ep) rows of hidden, as the dispatched form receives.
+        const ir::Tensor& out = dev.graph.tensors[n.outputs[0]];
+        const uint64_t rows = static_cast<uint64_t>(batch * m.spec.moe.top_k + 7) / 8;
+        EXPECT_EQ(r->ledger.nodes[i].bytes_written,
+                  *format::MatrixBytes(out.format, rows, m.spec.hidden))
+            << preset;
+      }
+      if (n.name.ends_with("moe.moe_all_reduce")) {
+        ++moe_all_reduces;
+        EXPECT_EQ(n.op, ir::OpKind::kAllReduce);
+        // Ring all-reduce of the layer output, n × hidden in bf16: 2·(N−1)/N of it leaves.
+        EXPECT_EQ(r->ledger.nodes[i].bytes_link,
+                  uint64_t{2} * 7 * static_cast<uint64_t>(batch * m.spec.hidden * 2) / 8)
+            << preset;
+      }
+    }
+    EXPECT_EQ(gathers, moe_layers) << preset;
+    EXPECT_EQ(moe_all_reduces, moe_layers) << preset;
+  }
+  // Two replicas (--tp 4 --ep 8: dp_attention 2) hold different tokens: rows are dispatched.
+  const Model m = Load("deepseek-v3");
+  EXPECT_TRUE(Plan(m, {.tp = 4, .ep = 8}, "h200").dispatches_experts());
+}
+
+// MiniMax-M2's q and k norms run over the whole projection (qk_norm_type "per_layer"), which
+// tensor parallelism splits: every layer all-reduces each norm's per-token sum of squares, n
+// f32 values, over the tp devices (and reads x once more for it). One device needs neither.
+TEST(Parallel, WholeProjectionQkNormAllReducesItsMeanOfSquares) {
+  const Model m = Load("minimax-m2.5");
+  ASSERT_TRUE(m.spec.attn.qk_norm_full);
+  const int64_t batch = 4;
+  const StepGraph one = Stage(m, Plan(m, {}, "b200"));
+  for (const ir::Node& n : one.graph.nodes) {
+    EXPECT_EQ(n.name.find("norm.all_reduce"), std::string::npos) << n.name;
+  }
+  const StepGraph dev = Stage(m, Plan(m, {.tp = 8}, "b200"));
+  auto r = AnalyzeStep(dev, DecodeBindings(batch, 2048), Dev("b200"));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  int64_t norm_all_reduces = 0;
+  for (size_t i = 0; i < dev.graph.nodes.size(); ++i) {
+    const ir::Node& n = dev.graph.nodes[i];
+    if (!n.name.ends_with("_norm.all_reduce")) continue;
+    ++norm_all_reduces;
+    EXPECT_EQ(n.op, ir::OpKind::kAllReduce);
+    // Ring all-reduce of n f32 sums: 2·(N−1)/N of n·4 bytes leaves the device.
+    EXPECT_EQ(r->ledger.nodes[i].bytes_link, uint64_t{2} * 7 * batch * 4 / 8) << n.name;
+  }
+  EXPECT_EQ(norm_all_reduces, 2 * m.spec.num_layers());  // q and k in every layer
+}
+
 TEST(Parallel, DeepSeekV3FitsEightH200WithExpertParallelNotOne) {
   const Model m = Load("deepseek-v3");
   Workload w;

@@ -243,7 +243,7 @@ RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
   c.floor_input_bytes = rows == 0 ? 0 : w.bytes / experts * floor_experts;
   SetMmaClass(x, &w, c);
   assumptions.push_back(
-      "routed experts (expert parallel): uniform routing, each device receives "
+      "routed experts (expert parallel): uniform routing, each device runs "
       "ceil(tokens·top_k/ep) rows and reads E·(1−(1−top_k/E_total)^T) of its E experts for T "
       "tokens of its group");
   return {};

@@ -241,7 +241,11 @@ std::string LayoutAssumption(const Deployment& d) {
   if (d.ep > 1 && d.expert_tp > 1) layout += ", each expert split " + Str(d.expert_tp) + " ways";
   layout += "; " + Str(d.gpus_per_node) + " per node";
   if (d.tp > 1) layout += "; tensor-parallel collectives over the " + std::string(LinkName(d.tp_scope));
-  if (d.ep > 1) layout += "; expert all-to-all over the " + std::string(LinkName(d.moe_scope));
+  if (d.dispatches_experts()) {
+    layout += "; expert all-to-all over the " + std::string(LinkName(d.moe_scope));
+  } else if (d.ep > 1) {
+    layout += "; experts' partial sums in the tensor-parallel all-reduce";
+  }
   if (d.pp > 1) layout += "; stage hand-offs over the " + std::string(LinkName(d.pp_scope));
   return layout;
 }

@@ -74,6 +74,10 @@ struct Deployment {
   // The deployment of one device: the whole model, one stage, one micro-batch.
   static Deployment OneDevice(int64_t layers);
   bool one_device() const { return devices == 1; }
+  // Whether the routed experts' rows cross devices by all-to-all (step_graph.h DeviceShard).
+  bool dispatches_experts() const {
+    return import::hf::DispatchesExperts(ep, tp, dp_attention, stage_devices);
+  }
   import::hf::DeviceShard Shard(int64_t stage) const;
   BatchSplit Split(int64_t batch) const;
 };

@@ -34,7 +34,7 @@ std::string Links(const llm::Deployment& d) {
     links += (links.empty() ? "" : ", ") + what + " over the " + LinkName(scope);
   };
   if (d.tp > 1) add("tensor-parallel", d.tp_scope);
-  if (d.ep > 1) add("expert all-to-all", d.moe_scope);
+  if (d.dispatches_experts()) add("expert all-to-all", d.moe_scope);
   if (d.pp > 1) add("stage hand-offs", d.pp_scope);
   return links;
 }

@@ -244,10 +244,13 @@ class Builder {
     return NormOf(spec_.norm, std::move(name), x, width, out_format, layer);
   }
 
+  // `extra`: a further input the norm reads (the all-reduced mean of squares of a norm whose
+  // width spans the tensor-parallel devices, QkNorm).
   TensorId NormOf(NormKind kind, std::string name, TensorId x, int64_t width, Format out_format,
-                  int64_t layer) {
+                  int64_t layer, std::optional<TensorId> extra = std::nullopt) {
     std::vector<TensorId> ins{x, Weight(Cat(name, ".weight"), {C(width)},
                                         {WeightRole::kNorm, layer, width})};
+    if (extra) ins.push_back(*extra);
     if (kind == NormKind::kLayerNorm) {
       ins.push_back(Weight(Cat(name, ".bias"), {C(width)}, {WeightRole::kNorm, layer, width}));
     }
@@ -592,11 +595,22 @@ class Builder {
 
   // The q (and k) norm of a layer: per head over head_dim, over the whole projection
   // (OLMo-2, MiniMax-M2), or a weightless L2 norm (Llama-4).
+  // A whole-projection norm under tensor parallelism spans devices: each device sums the
+  // squares of its slice of every row (a ReduceSum reading x), one AllReduce of n f32 sums
+  // over the tp devices completes the mean, and the norm reads it beside x — as SGLang and
+  // vLLM run MiniMax-M2's q/k norms (MiniMaxText01RMSNormTP: the variance all-reduced). vLLM's
+  // OLMo-2 all-gathers q and k instead, which moves more; the cheaper form is counted.
   TensorId QkNorm(std::string name, TensorId x, int64_t head_dim, int64_t i) {
     const AttentionSpec& a = spec_.attn;
     if (a.qk_norm_weightless) return WeightlessNorm(std::move(name), x, recipe_.compute);
     const int64_t width = a.qk_norm_full ? g_.tensors[x].shape.back().constant() : head_dim;
-    return Norm(std::move(name), x, width, recipe_.compute, i);
+    if (!a.qk_norm_full || shard_.tp == 1) return Norm(std::move(name), x, width, recipe_.compute, i);
+    const TensorId partial = Act(Cat(name, ".sum_squares.out"), {n_, C(1)}, Format::kF32);
+    Node(Cat(name, ".sum_squares"), OpKind::kReduceSum, {x}, {partial});
+    const TensorId total = Act(Cat(name, ".all_reduce.out"), {n_, C(1)}, Format::kF32);
+    Node(Cat(name, ".all_reduce"), OpKind::kAllReduce, {partial}, {total},
+         {{"group_size", shard_.tp}, {"scope", shard_.tp_scope}});
+    return NormOf(spec_.norm, std::move(name), x, width, recipe_.compute, i, total);
   }
 
   // Standard (GQA, sliding-window, chunked, gated, with sinks) attention; returns [n, hidden].
@@ -1004,9 +1018,12 @@ class Builder {
     Node(Cat(p, "topk"), OpKind::kTopK, {scores}, {topk_w, topk_i}, {{"k", m.top_k}});
 
     // Routed experts over the n·top_k (token, expert) rows. Expert parallelism: the device
-    // receives the rows routed to its experts from the dp_attention·n tokens of its group,
-    // ceil(dp_attention·n·top_k / ep) under uniform routing, and sends as many.
+    // runs the rows routed to its experts from the dp_attention·n tokens of its group,
+    // ceil(dp_attention·n·top_k / ep) under uniform routing; it receives and sends as many
+    // when the tokens are spread over the group (`dispatch`), and picks them from its own
+    // copy of the tokens when every device of the group holds them all.
     const bool ep = shard_.ep > 1;
+    const bool dispatch = DispatchesExperts(shard_);
     if (expert_rows_.IsConstant()) {
       expert_rows_ = ep ? Expr::CeilDiv(Expr::Mul(n_, C(shard_.dp_attention * m.top_k)),
                                         C(shard_.ep))
@@ -1020,12 +1037,18 @@ class Builder {
       routed_in = Linear(Cat(p, "fc1_latent_proj"), x, m.latent, WeightRole::kOtherMatrix, i,
                          spec_.mlp.bias, recipe_.gemm_input);
     }
-    if (ep) {
-      expert_attrs.emplace_back("experts_total", full_.moe.experts);
+    if (ep) expert_attrs.emplace_back("experts_total", full_.moe.experts);
+    if (dispatch) {
       const TensorId local_in = routed_in;
       routed_in = Act(Cat(p, "experts.dispatch.out"), {rows, w_expr}, g_.tensors[local_in].format);
       Node(Cat(p, "experts.dispatch"), OpKind::kAllToAll, {local_in, topk_i}, {routed_in},
            {{"group_size", shard_.moe_group}, {"scope", shard_.moe_scope}});
+    } else if (ep) {
+      // Every device of the group holds every token: it gathers the rows routed to its own
+      // experts from its copy (reads and writes those rows, as the engines' permute kernels).
+      const TensorId local_in = routed_in;
+      routed_in = Act(Cat(p, "experts.gather.out"), {rows, w_expr}, g_.tensors[local_in].format);
+      Node(Cat(p, "experts.gather"), OpKind::kGather, {local_in, topk_i}, {routed_in});
     }
     std::vector<TensorId> gin{
         routed_in,
@@ -1054,12 +1077,13 @@ class Builder {
     }
     const TensorId down = Act(Cat(p, "experts.down.out"), {rows, w_expr});
     Node(Cat(p, "experts.down"), OpKind::kExpertDown, std::move(din), {down}, std::move(expert_attrs));
-    // Expert parallelism: the expert outputs go back to the devices that own their tokens
-    // (each tensor-parallel device owns ceil(n/tp) of its replica's n tokens; each expert's
-    // expert_tp devices each send a partial sum).
+    // Dispatched expert parallelism: the expert outputs go back to the devices that own their
+    // tokens (each tensor-parallel device owns ceil(n/tp) of its replica's n tokens; each
+    // expert's expert_tp devices each send a partial sum). Without dispatch the device sums its
+    // own experts' outputs for all n tokens: a partial sum the all-reduce below completes.
     TensorId expert_out = down;
     Expr own = n_;
-    if (ep) {
+    if (dispatch) {
       if (shard_.tp > 1) own = Expr::CeilDiv(n_, C(shard_.tp));
       expert_out = Act(Cat(p, "experts.combine_all_to_all.out"),
                        {Expr::Mul(own, C(m.top_k * shard_.expert_tp)), w_expr});
@@ -1075,7 +1099,9 @@ class Builder {
                       spec_.mlp.bias, recipe_.compute);
     }
     if (m.shared_intermediate == 0) {
-      if (!ep || shard_.tp == 1) return routed;
+      if (!ep) return routed;
+      if (!dispatch) return TpAllReduce(Cat(p, "moe_all_reduce"), routed);
+      if (shard_.tp == 1) return routed;
       // Each tensor-parallel device holds its own tokens' rows: gather the replica's n.
       const TensorId all = Act(Cat(p, "experts.all_gather.out"), {n_, hidden_});
       Node(Cat(p, "experts.all_gather"), OpKind::kAllGather, {routed}, {all},
@@ -1091,8 +1117,9 @@ class Builder {
     }
     const TensorId out = Act(Cat(p, "shared_add.out"), {n_, hidden_});
     Node(Cat(p, "shared_add"), OpKind::kAdd, std::move(sum_in), {out});
-    // With expert parallelism the tensor-parallel devices' disjoint routed rows and partial
-    // shared outputs sum to the layer's output in one all-reduce.
+    // With expert parallelism the tensor-parallel devices' routed outputs (disjoint rows after
+    // a combine, partial sums without one) and partial shared outputs sum to the layer's
+    // output in one all-reduce.
     return ep ? TpAllReduce(Cat(p, "moe_all_reduce"), out) : out;
   }
 

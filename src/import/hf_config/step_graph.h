@@ -77,10 +77,17 @@ struct StepGraph {
 //    row-parallel projection (o_proj / out_proj, the MLP's down, the embedding), an AllGather
 //    of the logits.
 //  * ep > 1: each device holds experts/ep routed experts, each split expert_tp ways along its
-//    intermediate dim; an AllToAll dispatch of the (token, expert) rows before the experts and
-//    an AllToAll combine after them over the moe_group devices of the stage; the group's
-//    tokens are dp_attention · n (n: the device's own token rows). ep == 1: experts are split
-//    tp ways along their intermediate dim inside each attention replica, like the dense MLP.
+//    intermediate dim; the group's tokens are dp_attention · n (n: the device's own token
+//    rows). When the tokens are spread over the group (DispatchesExperts: several attention
+//    replicas, or experts on devices beyond the tensor-parallel group), an AllToAll dispatch
+//    of the (token, expert) rows before the experts and an AllToAll combine after them over
+//    the moe_group devices of the stage. When every device of the group already holds every
+//    token (one attention replica over the whole group: --tp 8 --ep 8), each runs its own
+//    experts' rows in place and the partial sums meet in the tensor-parallel AllReduce, as
+//    TensorRT-LLM, vLLM and SGLang run expert parallelism without attention data parallelism
+//    (they dispatch with all-to-all kernels only across attention replicas). ep == 1: experts
+//    are split tp ways along their intermediate dim inside each attention replica, like the
+//    dense MLP.
 //  * pp: this stage's layers [first_layer, end_layer); the first stage embeds, the last runs
 //    the LM head; other stages read their input hidden state as a graph input and every stage
 //    but the last ends with a SendRecv of its hidden state to the next.
@@ -89,13 +96,22 @@ struct DeviceShard {
   int64_t dp_attention = 1;  // attention replicas whose tokens meet in the MoE layers
   int64_t ep = 1;
   int64_t expert_tp = 1;     // ep > 1: ways each expert's intermediate dim is split
-  int64_t moe_group = 1;     // ep > 1: devices of the dispatch/combine all-to-all
+  int64_t moe_group = 1;     // ep > 1: devices whose tokens meet in the MoE layers
   int64_t pp = 1;
   int64_t first_layer = 0, end_layer = -1;  // -1: to the last layer
   bool first_stage = true, last_stage = true;
   // "node" (interconnect) or "network", per collective group.
   std::string tp_scope = "node", moe_scope = "node", pp_scope = "node";
 };
+
+// Whether the routed experts' rows cross devices by AllToAll: expert parallelism whose group
+// is not one tensor-parallel group holding the same tokens (see DeviceShard's ep above).
+inline bool DispatchesExperts(int64_t ep, int64_t tp, int64_t dp_attention, int64_t moe_group) {
+  return ep > 1 && !(dp_attention == 1 && moe_group == tp);
+}
+inline bool DispatchesExperts(const DeviceShard& s) {
+  return DispatchesExperts(s.ep, s.tp, s.dp_attention, s.moe_group);
+}
 
 // Builds the step graph. Errors: a weight whose rows do not fit the recipe's block (naming the
 // tensor), or a structural fault (named), which would be a bug in this importer.
