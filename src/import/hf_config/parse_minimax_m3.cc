@@ -86,8 +86,9 @@ Result<void> ReadSparseAttention(const Reader& r) {
                       " (MiniMax Sparse Attention has one index head per KV head)");
   }
   if (init + local > topk) {
-    return s.Fail("sparse_topk_blocks", Str(topk) + " is below the forced blocks (sparse_init_block " +
-                                            Str(init) + " + sparse_local_block " + Str(local) + ")");
+    return s.Fail("sparse_topk_blocks", Str(topk) + " is below the forced blocks " +
+                                            "(sparse_init_block " + Str(init) +
+                                            " + sparse_local_block " + Str(local) + ")");
   }
   if (score != "max") {
     return s.Fail("sparse_score_type", "\"" + score + "\" is not modelled (expected max)");
@@ -120,12 +121,11 @@ Result<void> CheckRestatedFields(const Reader& r) {
   OPSCOPE_TRY(first, r.object().Int("first_k_dense_replace"));
   if (first) {
     int64_t leading = 0;
-    while (leading < spec.num_layers() && spec.layers[static_cast<size_t>(leading)].ffn == Ffn::kDense) {
-      ++leading;
-    }
+    const auto ffn = [&](int64_t i) { return spec.layers[static_cast<size_t>(i)].ffn; };
+    while (leading < spec.num_layers() && ffn(leading) == Ffn::kDense) ++leading;
     bool rest_moe = true;
     for (int64_t i = leading; i < spec.num_layers(); ++i) {
-      rest_moe = rest_moe && spec.layers[static_cast<size_t>(i)].ffn == Ffn::kMoe;
+      rest_moe = rest_moe && ffn(i) == Ffn::kMoe;
     }
     if (*first != leading || !rest_moe) {
       return r.Fail("first_k_dense_replace", Str(*first) + " disagrees with moe_layer_freq");
@@ -171,8 +171,8 @@ Result<void> ReadMtpModules(const Reader& r) {
 Result<void> ReadMultimodalFields(const Reader& r, const ConfigObject& root) {
   OPSCOPE_TRY(reward, root.Int("num_reward_heads"));
   if (reward && *reward != 0) {
-    return std::unexpected(root.FieldError("num_reward_heads", Str(*reward) +
-                                                                   ": reward heads are not modelled"));
+    return std::unexpected(
+        root.FieldError("num_reward_heads", Str(*reward) + ": reward heads are not modelled"));
   }
   bool any = false;
   for (std::string_view key :
@@ -203,8 +203,8 @@ Result<void> ReadMiniMaxM3(const Reader& r, const ConfigObject& root) {
   OPSCOPE_CHECK(ReadMlps(r));
   OPSCOPE_TRY(shared, r.CountOr("n_shared_experts", 1));
   if (shared > 1) {
-    return r.Fail("n_shared_experts", Str(shared) + " shared experts are not modelled (the "
-                                                    "shared expert is shared_intermediate_size wide)");
+    return r.Fail("n_shared_experts", Str(shared) + " shared experts are not modelled (the " +
+                                          "shared expert is shared_intermediate_size wide)");
   }
   if (shared == 0) spec.moe.shared_intermediate = 0;
   OPSCOPE_CHECK(CheckRestatedFields(r));
