@@ -828,6 +828,157 @@ TEST(HfFamilies, MimoV2FlashBadLayerLists) {
 }
 
 // Model types known to be refused say why (families.h kRefusedFamilies), naming the field.
+// ---- MiniMax-M3 (fixture from xiaowanCN/aiconfigurator's copy, SOURCES.md) ----------------
+
+// MiniMax-M3 (MiniMaxAI/MiniMax-M3 card: "~428B parameters and ~23B activated parameters",
+// 128 experts, 4 active, 60 layers). Hidden 6144; GQA of 64 query / 4 KV heads of 128 with
+// per-head q/k norms; layers 0-2 full attention with a dense SwiGLU of 12288, layers 3-59
+// MiniMax Sparse Attention (an index query of 4 heads of 128 and one 128-wide index key per
+// token from the hidden state, each with a per-head norm) and MoE: 128 experts of 3072 (top 4)
+// beside a shared expert of 3072, sigmoid router with its correction bias. Untied embedding
+// and head of 200064. One MTP module (num_nextn_predict_layers) of a sparse MoE layer.
+TEST(HfFamilies, MiniMaxM3) {
+  const Built b = Build("minimax-m3.json");
+  const uint64_t h = 6144, v = 200064, expert = 3 * h * 3072;
+  const uint64_t attention = h * 64 * 128 + 2 * h * 4 * 128 + 64 * 128 * h + 2 * 128;
+  const uint64_t indexer = h * 4 * 128 + h * 128 + 2 * 128;  // q, k projections and norms
+  const uint64_t router = 128 * h + 128;                      // weight, e_score_correction_bias
+  const uint64_t dense = 3 * h * 12288, shared = expert;
+  EXPECT_EQ(ParamsUnder(b.step, "layers.0."), attention + dense + 2 * h);
+  EXPECT_EQ(ParamsUnder(b.step, "layers.3."),
+            attention + indexer + router + 128 * expert + shared + 2 * h);
+  const uint64_t always = 2 * v * h + h + 60 * (attention + 2 * h) + 3 * dense +
+                          57 * (indexer + router + shared);
+  EXPECT_EQ(b.figures.params_total, always + 57 * 128 * expert);  // 426,174,572,928
+  EXPECT_EQ(b.figures.params_active, always + 57 * 4 * expert);   // 25,962,473,856
+  ExpectParams(b, 428, 23);
+  // The card's ~23B leaves out the embedding and the head (200064 · 6144 each): 23.50 B.
+  EXPECT_NEAR(Billions(b.figures.params_active - 2 * b.figures.params_embedding), 23, 0.03 * 23);
+  // The MTP module: eh_proj, enorm, hnorm, final norm and a sparse MoE layer.
+  EXPECT_EQ(b.spec.mtp.modules, 1);
+  EXPECT_EQ(b.step.params_mtp, 2 * h * h + 3 * h + attention + indexer + router + 128 * expert +
+                                   shared + 2 * h);
+  // Per token: K and V of 4 heads of 128 in every layer, and the 128-wide index key in the 57
+  // sparse layers, at 2 bytes.
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 60u * 2 * 4 * 128 * 2 + 57u * 128 * 2);  // 137,472
+  for (int64_t i = 0; i < 60; ++i) EXPECT_EQ(b.spec.layers[i].sparse, i >= 3) << i;
+  EXPECT_EQ(b.spec.indexer.heads, 4);
+  EXPECT_EQ(b.spec.indexer.topk, 16);
+  EXPECT_EQ(b.spec.indexer.block, 128);
+  // Every field is read; the one line about the MTP counts says which is costed.
+  for (const std::string& line : b.spec.assumptions) {
+    EXPECT_EQ(line.find("config field"), std::string::npos) << line;
+  }
+  EXPECT_NE(std::find(b.spec.assumptions.begin(), b.spec.assumptions.end(),
+                      "num_mtp_modules 7 differs from num_nextn_predict_layers 1: the engines "
+                      "build num_nextn_predict_layers MTP modules, so 1 is in params_mtp"),
+            b.spec.assumptions.end());
+  EXPECT_EQ(FindRefusedFamily("minimax_m3"), nullptr);
+  EXPECT_EQ(FindRefusedFamily("minimax_m3_vl"), nullptr);
+}
+
+// One decode step of MiniMax-M3 at context P. A sparse layer's indexer scores all P + 1 index
+// keys with 4 heads of 128: 2·(P+1)·4·128 FLOPs, reading the whole index-key cache. Its
+// attention sees min(P + 1, 16 · 128) keys: at P = 1024 (9 blocks, fewer than 16) every key,
+// at P = 8192 (65 blocks) the 2048 of the 16 chosen blocks, reading 2048 cached rows of K and V.
+// A full layer (layer 0) sees all P + 1 at either context.
+TEST(HfOpSemantics, MiniMaxSparseAttentionSelectsBlocks) {
+  const Built b = Build("minimax-m3.json");
+  const uint64_t heads = 64, d = 128, kv_row = 4 * 128 * 2;  // K (or V) bytes of one token
+  for (const int64_t p : {int64_t{1024}, int64_t{8192}}) {
+    const llm::StepResult r = Decode(b.step, 1, p);
+    const uint64_t keys = std::min<uint64_t>(p + 1, 16 * 128);
+    const uint64_t rows = std::min<uint64_t>(p, 16 * 128);
+    const cost::NodeCost& indexer = NodeNamed(b.step, r, "layers.3.attn.indexer.score");
+    EXPECT_EQ(indexer.flops, uint64_t{2} * (p + 1) * 4 * 128) << p;
+    EXPECT_EQ(indexer.bytes_state, uint64_t(p + 1) * 128 * 2) << p;  // read whole + one appended
+    const cost::NodeCost& sparse = NodeNamed(b.step, r, "layers.3.attn.attention");
+    EXPECT_EQ(sparse.flops, 2 * keys * heads * (d + d)) << p;
+    EXPECT_EQ(sparse.bytes_state, 2 * rows * kv_row + 2 * kv_row) << p;  // K, V rows + append
+    const cost::NodeCost& full = NodeNamed(b.step, r, "layers.0.attn.attention");
+    EXPECT_EQ(full.flops, uint64_t{2} * (p + 1) * heads * (d + d)) << p;
+    EXPECT_EQ(full.bytes_state, 2 * uint64_t(p) * kv_row + 2 * kv_row) << p;
+  }
+}
+
+// The release's layout (minimax_m3_vl): the same fields under a text_config without a
+// model_type, beside the vision tower and the multimodal projector, which are not costed.
+std::string MiniMaxM3Vl(std::string_view extra = "") {
+  std::string text = Config("minimax-m3.json");
+  for (std::string_view field : {"\"model_type\": \"minimax_m3\",\n",
+                                 "\"first_k_dense_replace\": 3,\n",
+                                 "\"moe_intermediate_size\": 3072,\n"}) {
+    const size_t at = text.find(field);
+    EXPECT_NE(at, std::string::npos) << field;
+    if (at != std::string::npos) text.erase(at, field.size());
+  }
+  return R"({"architectures": ["MiniMaxM3SparseForConditionalGeneration"],
+    "model_type": "minimax_m3_vl", "text_config": )" + text + R"(,
+    "vision_config": {"hidden_size": 1280, "num_hidden_layers": 32, "patch_size": 14},
+    "img_token_compression_config": {"spatial_merge_size": 2, "temporal_patch_size": 2},
+    "image_token_index": 200025, "video_token_index": 200026, "num_reward_heads": 0,
+    "projector_hidden_act": "gelu", "projector_hidden_size": 6144,
+    "multimodal_projector_bias": true, "vision_feature_layer": -1, "torch_dtype": "bfloat16")" +
+         std::string(extra) + "}";
+}
+
+TEST(HfFamilies, MiniMaxM3VlNestsTheTextModel) {
+  const Built text = Build("minimax-m3.json");
+  auto spec = ParseHfConfig(MiniMaxM3Vl(), "config.json");
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ(spec->model_type, "minimax_m3_vl");
+  auto step = BuildStepGraph(*spec, *ResolveRecipe(*spec, {}));
+  ASSERT_TRUE(step) << step.error().message;
+  auto f = llm::ComputeModelFigures(*step);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->params_total, text.figures.params_total);  // the vision tower is not in it
+  EXPECT_EQ(f->kv_bytes_per_token, text.figures.kv_bytes_per_token);
+  const auto has = [&](std::string_view line) {
+    return std::find(spec->assumptions.begin(), spec->assumptions.end(), line) !=
+           spec->assumptions.end();
+  };
+  EXPECT_TRUE(has("the vision tower (vision_config) is not costed and not in params_total"));
+  EXPECT_TRUE(has("the multimodal projector and patch-merge MLP (projector_hidden_size, "
+                  "img_token_compression_config) are not costed and not in params_total"));
+  for (const std::string& line : spec->assumptions) {
+    EXPECT_EQ(line.find("config field"), std::string::npos) << line;
+  }
+  EXPECT_EQ(ParseError(MiniMaxM3Vl(R"(, "num_reward_heads": 1)")),
+            "config.json: field 'num_reward_heads': 1: reward heads are not modelled");
+}
+
+// What MiniMax-M3's reader does not model is refused naming the field.
+TEST(HfFamilies, MiniMaxM3RefusesWhatItDoesNotModel) {
+  const std::string json = Config("minimax-m3.json");
+  auto with = [&](std::string_view from, std::string_view to) {
+    std::string j = json;
+    const size_t at = j.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? j : j.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(ParseError(with("\"sparse_num_index_heads\": 4", "\"sparse_num_index_heads\": 8")),
+            "config.json: field 'sparse_attention_config.sparse_num_index_heads': 8 differs from "
+            "num_key_value_heads 4 (MiniMax Sparse Attention has one index head per KV head)");
+  EXPECT_EQ(ParseError(with("\"sparse_score_type\": \"max\"", "\"sparse_score_type\": \"mean\"")),
+            "config.json: field 'sparse_attention_config.sparse_score_type': \"mean\" is not "
+            "modelled (expected max)");
+  EXPECT_EQ(ParseError(with("\"sparse_disable_index_value\": [\n      0,\n      0,\n      0,\n      1",
+                            "\"sparse_disable_index_value\": [\n      0,\n      0,\n      0,\n      0")),
+            "config.json: field 'sparse_attention_config.sparse_disable_index_value': layer 3 is "
+            "sparse but its index value projection is not disabled (1); an index value is not "
+            "modelled");
+  EXPECT_EQ(ParseError(with("\"first_k_dense_replace\": 3", "\"first_k_dense_replace\": 2")),
+            "config.json: field 'first_k_dense_replace': 2 disagrees with moe_layer_freq");
+  EXPECT_EQ(ParseError(with("\"moe_intermediate_size\": 3072", "\"moe_intermediate_size\": 1536")),
+            "config.json: field 'moe_intermediate_size': 1536 disagrees with intermediate_size "
+            "3072 (the routed experts' width)");
+  // A field of sparse_attention_config that sizes something and is not read.
+  EXPECT_EQ(ParseError(with("\"sparse_score_type\"", "\"sparse_value_dim\": 64, \"sparse_score_type\"")),
+            "config.json: field 'sparse_attention_config.sparse_value_dim': not read by the "
+            "reader for model_type 'minimax_m3', and its name says it changes the model's shapes "
+            "(a size, count, pattern or switch); opscope does not cost a model it would get wrong");
+}
+
 TEST(HfFamilies, RefusedTypesSayWhy) {
   for (const RefusedFamily& f : kRefusedFamilies) {
     const std::string json = R"({"model_type": ")" + std::string(f.model_type) + R"("})";

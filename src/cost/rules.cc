@@ -388,7 +388,11 @@ RuleResult EinsumRule(const RuleInput& in, NodeCost& c) {
 // Sparse top-k (attribute topk K, DeepSeek Sparse Attention): each query attends the K keys its
 // indexer selected (all it can see when fewer): pairs as for a window of K; cache rows read per
 // sequence = min(P, T·K) (the selections of the T queries, assumed distinct); the selected
-// indices (an integer input) are read.
+// indices (an integer input) are read. MiniMax Sparse Attention (MiniMax-M3) passes
+// K = topk_blocks · block: KV head g's query group attends the blocks index head g chose, so
+// every KV head reads K rows. One decode step at context P, H query heads of d:
+//   flops = 2 · min(P + 1, K) · H · (d + d),   cache bytes = min(P, K) · kv_row + kv_row (append)
+// (the newest block, partly filled, counted as whole: at most block − 1 keys over).
 // Compressed cache (attribute compress r, DeepSeek-V4 CSA / HCA): the cache holds one entry per
 // r tokens, P = its entries; query i sees P + floor((i+1)/r) entries (the step completes one per
 // r tokens), capped at topk when set: pairs as CompressedPairs; the new entries appended.
@@ -548,9 +552,17 @@ RuleResult PagedAttentionRule(const RuleInput& in, NodeCost& c,
 //   indices written. Not counted: the ReLU and the top-k selection (no FLOP model for a
 //   selection). Attribute compress r (DeepSeek-V4's CSA indexer): the cache holds one pooled
 //   key per r tokens, pairs = T·P + G(T) as in CompressedPairs.
+// Attribute block B (MiniMax Sparse Attention, MiniMax-M3): no head weights (inputs q, the
+//   cache, the new keys); each head keeps its own selection, a block of B keys scored by its
+//   best key (max over the block of q_h · k), the topk best blocks per head (indices
+//   [n, H·topk]): flops = 2 · pairs · seqs · H · d. Not counted: the block max and the top-k.
+//   One decode step (T = 1) at context P: 2·(P+1)·H·d FLOPs; (P+1)·d cache elements moved.
 RuleResult IndexerRule(const RuleInput& in, NodeCost& c) {
-  if (in.inputs.size() < 3 || in.outputs.empty()) {
-    return BadInput(in, "needs q, head weights, the index-key cache and an output");
+  const int64_t block = in.node.IntAttr("block").value_or(0);
+  if (block < 0) return BadInput(in, "block must be >= 0");
+  if (in.inputs.size() < (block > 0 ? 2u : 3u) || in.outputs.empty()) {
+    return BadInput(in, block > 0 ? "needs q, the index-key cache and an output"
+                                  : "needs q, head weights, the index-key cache and an output");
   }
   const ResolvedTensor& q = *in.inputs[0];
   const ResolvedTensor* cache = nullptr;
@@ -580,7 +592,7 @@ RuleResult IndexerRule(const RuleInput& in, NodeCost& c) {
   const auto pairs = compress > 0 ? CompressedPairs(t, cached, static_cast<uint64_t>(compress), 0)
                                   : AttendedPairs(t, cached, true, 0);
   if (!pairs) return BadInput(in, "scored pairs overflow 64 bits");
-  Product p = GemmFlops(*pairs, d + 1);
+  Product p = GemmFlops(*pairs, block > 0 ? d : d + 1);  // + 1: the weighted sum over heads
   p *= seqs;
   p *= h;
   if (auto ok = SetFlops(in, p, c); !ok) return ok;

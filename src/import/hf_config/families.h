@@ -31,6 +31,7 @@ enum class ReaderKind : uint8_t {
   kDeepseekV4,    // compressed sparse attention, hyper-connections, grouped output projection
   kGemma4,        // Gemma-4: wider global layers (K = V), a dense MLP beside routed experts
   kMimoV2Flash,   // MiMo-V2-Flash: full / sliding layers of their own head shapes, d_v < d_qk
+  kMiniMaxM3,     // MiniMax-M3: GQA with MiniMax Sparse Attention (block selection), MoE
 };
 
 // RMSNorm over q and k: none, per head (over head_dim), or over the whole projection
@@ -294,6 +295,19 @@ inline constexpr Family kFamilies[] = {
     // defaults are not taken: every size is required.
     {.model_type = "mimo_v2_flash", .reader = ReaderKind::kMimoV2Flash,
      .moe = MoePlacement::kLayerFlags, .sigmoid_router = true},
+    // MiniMax-M3 (parse_minimax_m3.cc; MiniMaxAI's remote MiniMaxM3VLConfig and the engines'
+    // minimax_m3 models): GQA whose sparse layers (sparse_attention_config) attend the blocks an
+    // indexer selects; dense MLPs then MoE per moe_layer_freq (routed experts of
+    // intermediate_size, a shared expert of shared_intermediate_size, sigmoid router with
+    // e_score_correction_bias); per-head q/k norms. minimax_m3_vl nests it under text_config
+    // (whose model_type is absent in the release). No class defaults: every size is required.
+    {.model_type = "minimax_m3", .reader = ReaderKind::kMiniMaxM3, .qk_norm = QkNorm::kFlagFull,
+     .moe = MoePlacement::kLayerFlags, .dense_width = "dense_intermediate_size",
+     .expert_width = "intermediate_size", .sigmoid_router = true},
+    {.model_type = "minimax_m3_vl", .reader = ReaderKind::kMiniMaxM3,
+     .text_config = "text_config", .qk_norm = QkNorm::kFlagFull,
+     .moe = MoePlacement::kLayerFlags, .dense_width = "dense_intermediate_size",
+     .expert_width = "intermediate_size", .sigmoid_router = true},
     // Per-layer heterogeneous blocks.
     {.model_type = "nemotron-nas", .reader = ReaderKind::kNemotronNas, .vocab = 32000},
 };
@@ -306,19 +320,6 @@ struct RefusedFamily {
   std::string_view model_type, why;
 };
 inline constexpr RefusedFamily kRefusedFamilies[] = {
-    // MiniMax-M3's sparse attention (vLLM's minimax_m3 model): one index head per KV head scores
-    // every cached token from its own index-key cache, a block of sparse_block_size tokens
-    // takes its best token's score, and the KV head's query group attends its
-    // sparse_topk_blocks best blocks (the newest sparse_local_block always among them). The
-    // cost matches the DSA rule (top-k = 16 · 128 keys, an indexer of 4 heads of 128), but the
-    // indexer's projections come from the hidden state, which the MLA-only indexer does not
-    // build; its MTP fields (num_mtp_modules 7 beside num_nextn_predict_layers 1) are unread.
-    {"minimax_m3", "its block-sparse attention (sparse_attention_config: per KV head, one index "
-                   "head scores every cached token, and the head's query group attends the 16 "
-                   "best blocks of 128 tokens) is not modelled: opscope's sparse-attention "
-                   "indexer is built for MLA only"},
-    {"minimax_m3_vl", "its text_config has no model_type of its own, and MiniMax-M3's "
-                      "block-sparse attention is not modelled"},
     {"kimi_k3", "its KDA / MLA hybrid adds a latent MoE with a norm (routed_expert_hidden_size, "
                 "latent_moe_use_norm), block attention residuals (attn_res_block_size), an MLA "
                 "output gate and a 'situ' activation, none of which is modelled"},

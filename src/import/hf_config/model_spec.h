@@ -39,7 +39,7 @@ struct LayerSpec {
   // Per-layer attention details (0 / defaults: the model's).
   int64_t chunk = 0;     // chunked local attention: a query sees its own chunk (Llama-4)
   bool rope = true;      // false: a NoPE layer (Llama-4, SmolLM3)
-  bool sparse = false;   // DSA: attends to the index_topk keys its lightning indexer selects
+  bool sparse = false;   // attends only the keys its indexer selects (DSA, MiniMax-M3's MSA)
   bool indexer_shared = false;  // DSA: reuses the previous layer's selection (no indexer weights)
   int64_t compress = 0;  // DeepSeek-V4: tokens per entry of the layer's long-range cache (0: none;
                          // 4: CSA, entries chosen by an indexer; 128: HCA, all entries read)
@@ -78,10 +78,17 @@ struct MlaSpec {
   int64_t kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
 };
 
-// DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2, GLM-5): index_n_heads heads of
-// index_head_dim score every cached token; the attention then sees the index_topk best.
+// A sparse-attention indexer: `heads` index heads of `head_dim` score every cached token
+// against one cached index key per token; the attention then sees only what it selects.
+//  * DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5; block 0): index queries from the q
+//    latent, the heads' scores summed with learned per-head weights, the `topk` best tokens
+//    kept for every query head;
+//  * MiniMax Sparse Attention (MiniMax-M3; block B): index queries and the index key from the
+//    hidden state, one index head per KV head, a block of B tokens scored by its best token,
+//    each KV head's query group attending its own `topk` best blocks (topk·B keys).
 struct IndexerSpec {
   int64_t heads = 0, head_dim = 0, topk = 0;  // 0 heads: no indexer
+  int64_t block = 0;  // tokens per selected block (0: tokens selected one by one)
 };
 
 // DeepSeek-V4 (DeepseekV4Config): shared-KV MQA (one head of head_dim, K = V) over a sliding

@@ -336,6 +336,7 @@ Result<void> Dispatch(const Reader& r, const ConfigObject& root) {
     case ReaderKind::kDeepseekV4: return ReadDeepseekV4(r);
     case ReaderKind::kGemma4: return ReadGemma4(r);
     case ReaderKind::kMimoV2Flash: return ReadMimoV2Flash(r);
+    case ReaderKind::kMiniMaxM3: return ReadMiniMaxM3(r, root);
   }
   return MakeError("unknown reader");
 }

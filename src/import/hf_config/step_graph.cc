@@ -703,6 +703,11 @@ class Builder {
     if (dv != d) attrs.emplace_back("v_head_dim", dv);
     if (l.window > 0) attrs.emplace_back("window", l.window);
     if (l.window == 0 && l.chunk > 0) attrs.emplace_back("chunk", l.chunk);
+    if (l.sparse && spec_.indexer.heads > 0 && spec_.indexer.block > 0) {
+      // MiniMax Sparse Attention: each KV head's group attends its topk blocks of B tokens.
+      ins.push_back(Indexer(p, i, x, x));
+      attrs.emplace_back("topk", spec_.indexer.topk * spec_.indexer.block);
+    }
     Node(Cat(p, "attn.attention"), OpKind::kPagedAttention, std::move(ins), {o}, std::move(attrs));
     if (a.output_gate) {
       const TensorId gated = Act(Cat(p, "attn.output_gate.out"), {n_, C(oo)}, recipe_.gemm_input);
@@ -722,29 +727,46 @@ class Builder {
     return {qr, kr};
   }
 
-  // DeepSeek Sparse Attention's lightning indexer (DeepseekV32 / GlmMoeDsa Indexer): index
-  // queries from the q latent (wq_b), one index key per token (wk, a LayerNorm, RoPE) cached
-  // like the KV cache, per-head weights (weights_proj); the LightningIndexer op scores every
-  // cached token and keeps index_topk. A layer that shares its indexer reuses the indices of
-  // the last layer that ran one.
-  TensorId Indexer(const std::string& p, int64_t i, TensorId x, TensorId q_latent) {
+  // A sparse-attention indexer (IndexerSpec): index queries and one index key per token, the
+  // key through RoPE and cached like the KV cache (counted in KV per token); the LightningIndexer
+  // op scores every cached token and keeps the top k.
+  //  * DSA (DeepseekV32 / GlmMoeDsa Indexer): queries from the q latent (wq_b), the key (wk)
+  //    through a LayerNorm, per-head weights (weights_proj); k tokens for all heads. A layer
+  //    that shares its indexer reuses the indices of the last layer that ran one.
+  //  * MSA (MiniMax-M3, block B): queries (index_q_proj) and key (index_k_proj) from the hidden
+  //    state, each through a per-head RMSNorm, no head weights; each head keeps its own k
+  //    blocks: indices [n, heads·k].
+  TensorId Indexer(const std::string& p, int64_t i, TensorId x, TensorId q_source) {
     const IndexerSpec& s = spec_.indexer;
+    const bool blocks = s.block > 0;
     if (spec_.layers[i].indexer_shared && last_indices_) return *last_indices_;
     const std::string q = Cat(p, "attn.indexer.");
-    const TensorId qi = Linear(Cat(q, "wq_b"), q_latent, s.heads * s.head_dim,
-                               WeightRole::kOtherMatrix, i, false, recipe_.compute);
-    TensorId ki = Linear(Cat(q, "wk"), x, s.head_dim, WeightRole::kOtherMatrix, i, false,
-                         recipe_.compute);
-    ki = NormOf(NormKind::kLayerNorm, Cat(q, "k_norm"), ki, s.head_dim, recipe_.compute, i);
+    TensorId qi = Linear(Cat(q, blocks ? "q_proj" : "wq_b"), q_source, s.heads * s.head_dim,
+                         WeightRole::kOtherMatrix, i, false, recipe_.compute);
+    TensorId ki = Linear(Cat(q, blocks ? "k_proj" : "wk"), x, s.head_dim, WeightRole::kOtherMatrix,
+                         i, false, recipe_.compute);
+    if (blocks) {
+      qi = Norm(Cat(q, "q_norm"), qi, s.head_dim, recipe_.compute, i);
+      ki = Norm(Cat(q, "k_norm"), ki, s.head_dim, recipe_.compute, i);
+    } else {
+      ki = NormOf(NormKind::kLayerNorm, Cat(q, "k_norm"), ki, s.head_dim, recipe_.compute, i);
+    }
     const auto [qr, kr] = Rope(Cat(q, "rope"), qi, ki);
-    const TensorId w = Linear(Cat(q, "weights_proj"), x, s.heads, WeightRole::kOtherMatrix, i,
-                              false, Format::kF32);
+    std::vector<TensorId> ins{qr};
+    if (!blocks) {
+      ins.push_back(Linear(Cat(q, "weights_proj"), x, s.heads, WeightRole::kOtherMatrix, i, false,
+                           Format::kF32));
+    }
     const TensorId cache = State(Cat(q, "k_cache"), {seqs_, ctx_, C(1), C(s.head_dim)}, recipe_.kv);
     out_.kv_caches.push_back(
         {cache, i, 0, BytesWithoutTensorScale(recipe_.kv, {1, 1, 1, s.head_dim})});
-    const TensorId indices = Act(Cat(q, "topk.ids"), {n_, C(s.topk)}, Format::kInt32);
-    Node(Cat(q, "score"), OpKind::kLightningIndexer, {qr, w, cache, kr}, {indices},
-         {{"heads", s.heads}, {"head_dim", s.head_dim}, {"topk", s.topk}});
+    ins.push_back(cache);
+    ins.push_back(kr);
+    Attrs attrs{{"heads", s.heads}, {"head_dim", s.head_dim}, {"topk", s.topk}};
+    if (blocks) attrs.emplace_back("block", s.block);
+    const TensorId indices =
+        Act(Cat(q, "topk.ids"), {n_, C(blocks ? s.heads * s.topk : s.topk)}, Format::kInt32);
+    Node(Cat(q, "score"), OpKind::kLightningIndexer, std::move(ins), {indices}, std::move(attrs));
     last_indices_ = indices;
     return indices;
   }
@@ -1154,7 +1176,8 @@ ModelSpec ShardSpec(const ModelSpec& s, const DeviceShard& d) {
     l.moe.shared_intermediate = s.moe.shared_intermediate / t;
     l.vocab = (s.vocab + t - 1) / t;  // vocab-parallel, the last slice padded
     l.kda.heads = s.kda.heads / t;
-    l.indexer.heads = s.indexer.heads / t;
+    // MiniMax Sparse Attention's index heads follow the KV heads (replicated below t).
+    l.indexer.heads = s.indexer.block > 0 && s.indexer.heads < t ? 1 : s.indexer.heads / t;
     for (LayerSpec& layer : l.layers) {  // per-layer overrides split like the model's
       layer.heads /= t;
       layer.kv_heads = layer.kv_heads >= t ? layer.kv_heads / t : (layer.kv_heads > 0 ? 1 : 0);
