@@ -42,13 +42,7 @@ END = "<!-- e2e-accuracy: end -->"
 # Rows (engine, device, model, metric) the fused floor does not bound, and why. The floor is
 # computed for the recipe opscope_args gives; when the served file is smaller than any recipe
 # opscope can express, the floor of that recipe is not the floor of the run.
-KNOWN_FLOOR_EXCEPTIONS = {
-    ("llama.cpp", "gb10", "gpt-oss-20b", "tokens_per_s_per_user"):
-        "llama.cpp's MXFP4_MOE file (11.27 GiB) stores the non-expert tensors in Q8_0; opscope's "
-        "recipe for the checkpoint keeps them in BF16 (13.8 GB) and has no MXFP4_MOE file type",
-    ("llama.cpp", "gb10", "gpt-oss-120b", "tokens_per_s_per_user"):
-        "as gpt-oss-20b: the MXFP4_MOE file's Q8_0 non-expert tensors against opscope's BF16",
-}
+KNOWN_FLOOR_EXCEPTIONS = {}  # none today (llama.cpp gpt-oss runs: --weights mxfp4_moe)
 
 # metric -> (the group e2e_errors.csv files it under, whether it is a rate)
 METRICS = {

@@ -10,8 +10,9 @@ measurement), reduced to the kernel model's parameters with arithmetic anyone ca
   compute_efficiency  = 2 x params x prompt tokens/s / peak FLOP/s (fp16 class; for a scoreboard
       row measured on a part with fewer GPU cores than the database entry, its share of the peak)
 per device and weight type: q4_0 -> variant w4a16, q8_0 -> w8a16, f16 -> bf16 (fp16 falls back
-to it). Attention and the other memory-bound kernels take the bf16 (else the only) row's
-figures. Devices of a family (applies_to) take their representative's figures, said in its
+to it). Attention and the other memory-bound kernels take the bf16 (else the widest) row's
+figures, attention's compute efficiency at most bf16 / fp16 peak (no faster than the bf16
+roofline). Devices of a family (applies_to) take their representative's figures, said in its
 source; a weight type a device has no row for is predicted as the predictor's fallbacks say. The
 rows used here are fit inputs: docs/accuracy.md evaluates llama.cpp on other
 models and sources only.
@@ -20,6 +21,7 @@ Usage: scripts/llamacpp-profile.py [REPO_ROOT]   (writes data/engines/llama.cpp.
 """
 import csv
 import json
+import math
 import os
 import sys
 
@@ -68,12 +70,21 @@ def main():
                 kernels.append(kernel("gemm", v, own[v][0], own[v][1]))
         # Attention and memory-bound kernels stream like the widest measured weights.
         stream = own.get("bf16") or own.get("w8a16") or own.get("w4a16")
-        kernels.append(kernel("attention_decode", "bf16", stream[0], stream[1]))
-        kernels.append(kernel("attention_prefill", "bf16", stream[0], stream[1]))
+        # Attention runs its 16-bit matmuls at no more than the bf16 peak: the compute
+        # efficiency (a share of the fp16 peak) is capped at bf16 / fp16 (0.5 on GeForce parts,
+        # 1 on Apple and GB10). Only a quantized row's prompt rate, which runs on llama.cpp's
+        # integer MMQ kernels, exceeds it (rtx-3060).
+        peaks = devices[rep]["peak_flops_per_s"]
+        attn_cap = min(1.0, peaks["bf16"] / peaks["fp16"])
+        attn_compute = min(stream[1], math.floor(attn_cap * 1e4) / 1e4)  # rounded down
+        kernels.append(kernel("attention_decode", "bf16", stream[0], attn_compute))
+        kernels.append(kernel("attention_prefill", "bf16", stream[0], attn_compute))
         kernels.append(kernel("memory", "default", stream[0], 1))
         source = ("public scoreboard figures, not a kernel fit (scripts/llamacpp-profile.py): "
                   + "; ".join(notes) + ". Attention and other memory-bound kernels take the "
-                  + ("bf16" if "bf16" in own else "quantized") + " row's figures. "
+                  + ("bf16" if "bf16" in own else "quantized") + " row's figures"
+                  + (f" (attention's compute capped at the bf16 / fp16 peak ratio, {attn_compute:g})"
+                     if attn_compute < stream[1] else "") + ". "
                   + base["family_notes"][rep])
         entries.append({"device": rep, "applies_to": members, "basis": "public",
                         "source": source.strip(), "kernels": kernels, "collectives": []})

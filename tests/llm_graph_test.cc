@@ -244,6 +244,56 @@ TEST(LlmGraph, LlamaCppFileSizesMatchPublishedFiles) {
   }
 }
 
+// llama.cpp's MXFP4_MOE file type, as ggml-org/gpt-oss-20b-GGUF and -120b-GGUF store gpt-oss
+// (llama_tensor_get_type, src/llama-quant.cpp: 3-D tensors MXFP4, the output and every other
+// quantized tensor Q8_0; biases, sinks, norms and the router stay F32). Published sizes:
+// ggml-org/llama.cpp benches/dgx-spark.md (build 2f68ce7cf, 2025-11-02), llama-bench's size
+// column, 11.27 GiB and 59.02 GiB. llama-bench prints llama_model_size, the sum of the
+// tensors' bytes (llama_model_loader adds ggml_nbytes per tensor), so no metadata is in it and
+// the sizes agree to the column's rounding (0.005 GiB).
+TEST(LlmGraph, LlamaCppMxfp4MoeSizesGptOssFiles) {
+  struct Case {
+    std::string_view preset;
+    uint64_t layers, experts;
+    double gib;
+  };
+  for (const Case& c : {Case{"gpt-oss-20b", 24, 32, 11.27}, Case{"gpt-oss-120b", 36, 128, 59.02}}) {
+    SCOPED_TRACE(std::string(c.preset));
+    const Built b = Build(c.preset, {.weights = "mxfp4_moe"});
+    // hidden 2880, 64 query heads and 8 KV heads of 64, expert intermediate 2880, vocab 201088.
+    const uint64_t h = 2880, q = 64 * 64, kv = 8 * 64, inter = 2880, vocab = 201088;
+    const uint64_t e = c.experts, l = c.layers;
+    const uint64_t mxfp4 = l * e * (2 * inter * h + h * inter);          // gate+up, down
+    const uint64_t q8_0 = l * (h * q + 2 * h * kv + q * h) + 2 * vocab * h;  // q k v o; embed, output
+    const uint64_t f32 = l * (q + 2 * kv + h      // q, k, v, o biases
+                              + 64                // attention sinks, one per query head
+                              + e * h + e         // router weight and bias
+                              + e * (2 * inter + h)  // expert biases
+                              + 2 * h)            // two norms
+                         + h;                     // final norm
+    const uint64_t bytes = llm::ComputeModelFigures(b.step)->weight_bytes;
+    EXPECT_EQ(bytes, mxfp4 / 32 * 17 + q8_0 / 32 * 34 + 4 * f32);  // 17 B and 34 B per 32
+    EXPECT_NEAR(static_cast<double>(bytes) / (1ull << 30), c.gib, 0.005);
+    auto format_of = [&](std::string_view name) {
+      for (const ir::Tensor& t : b.step.graph.tensors) {
+        if (t.name == name) return t.format;
+      }
+      ADD_FAILURE() << "no tensor " << name;
+      return format::Format::kBf16;
+    };
+    EXPECT_EQ(format_of("layers.1.moe.experts.gate_up_proj.weight"), format::Format::kMxfp4);
+    EXPECT_EQ(format_of("layers.1.moe.experts.down_proj.weight"), format::Format::kMxfp4);
+    EXPECT_EQ(format_of("layers.1.attn.q_proj.weight"), format::Format::kQ8_0);
+    EXPECT_EQ(format_of("embed_tokens.weight"), format::Format::kQ8_0);
+    EXPECT_EQ(format_of("lm_head.weight"), format::Format::kQ8_0);
+    EXPECT_EQ(format_of("layers.1.moe.router.weight"), format::Format::kF32);
+  }
+  // A dense model has no 3-D tensor: every matrix in q8_0, the bytes of --weights q8_0 (whose
+  // output tensor is q8_0 too).
+  EXPECT_EQ(llm::ComputeModelFigures(Build("llama-3.1-8b", {.weights = "mxfp4_moe"}).step)->weight_bytes,
+            llm::ComputeModelFigures(Build("llama-3.1-8b", {.weights = "q8_0"}).step)->weight_bytes);
+}
+
 TEST(LlmGraph, RecipeBlocksThatDoNotDivideRowsAreErrorsNamingTheTensor) {
   const Preset* p = FindPreset("gpt-oss-20b");
   const ModelSpec spec = *ParseHfConfig(p->json, std::string(p->file));

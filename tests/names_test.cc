@@ -56,6 +56,7 @@ TEST(FileTypeNames, CaseInsensitive) {
   EXPECT_EQ(import::hf::ParseGgufFileType("Q4_K_M"), GgufFileType::kQ4KM);
   EXPECT_EQ(import::hf::ParseGgufFileType("q4-k-m"), GgufFileType::kQ4KM);
   EXPECT_EQ(import::hf::ParseGgufFileType("Q8_0"), GgufFileType::kQ8_0);
+  EXPECT_EQ(import::hf::ParseGgufFileType("MXFP4_MOE"), GgufFileType::kMxfp4Moe);  // gpt-oss files
   EXPECT_FALSE(import::hf::ParseGgufFileType("q4_k_x").has_value());
 }
 

@@ -3,6 +3,8 @@
 // round-trips through its JSON writer; malformed profiles are one-line errors naming the field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <set>
 #include <span>
 #include <string>
@@ -97,6 +99,30 @@ TEST(BuiltinProfiles, CoverTheDevicesTheIssueAsksFor) {
   // The transparent profile serves every device.
   for (const device::Device& d : device::BuiltinDevices()) {
     EXPECT_TRUE(FindDeviceProfile(Builtin("roofline"), d).has_value()) << d.name;
+  }
+}
+
+// llama.cpp's profile: a device with rows in the scoreboard inputs has its own entry computed
+// from them (basis public), and every device llama.cpp is the default engine for is served.
+TEST(BuiltinProfiles, LlamaCppHasAnEntryPerScoreboardDeviceAndServesItsDefaults) {
+  const EngineProfile& llama = Builtin("llama.cpp");
+  std::ifstream in(OPSCOPE_SOURCE_DIR "/data/engines/inputs/llama.cpp-scoreboard.csv");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  std::getline(in, line);  // header
+  std::set<std::string> scoreboard;
+  while (std::getline(in, line)) {
+    if (!line.empty()) scoreboard.insert(line.substr(0, line.find(',')));
+  }
+  EXPECT_GE(scoreboard.size(), 20u);
+  for (const std::string& id : scoreboard) {
+    const auto own = std::find_if(llama.devices.begin(), llama.devices.end(),
+                                  [&](const DeviceProfile& d) { return d.device == id; });
+    ASSERT_NE(own, llama.devices.end()) << id;
+    EXPECT_EQ(own->basis, "public") << id;
+  }
+  for (const std::string& id : llama.default_for) {
+    EXPECT_TRUE(FindDeviceProfile(llama, *device::FindBuiltinDevice(id)).has_value()) << id;
   }
 }
 

@@ -114,8 +114,39 @@ Format DefaultGgufType(GgufFileType t) {
     case GgufFileType::kQ4KM: return Format::kQ4K;
     case GgufFileType::kQ5KM: return Format::kQ5K;
     case GgufFileType::kQ6K: return Format::kQ6K;
+    case GgufFileType::kMxfp4Moe: return Format::kMxfp4;
   }
   return Format::kQ4_0;
+}
+
+// LLAMA_FTYPE_MOSTLY_MXFP4_MOE (llama_tensor_get_type, src/llama-quant.cpp): the output tensor
+// gets Q8_0; every other quantized tensor gets MXFP4 when it is 3-D (ne[2] > 1: the routed
+// experts [E, out, k]) and Q8_0 otherwise (attention, dense and shared-expert matrices, the
+// token embedding). The tensors llama.cpp never quantizes stay f32.
+Format Mxfp4Moe(WeightRole role) {
+  switch (role) {
+    case WeightRole::kRouter:
+    case WeightRole::kConv:
+    case WeightRole::kNorm:
+    case WeightRole::kVector:
+    case WeightRole::kScoreBias: return Format::kF32;
+    case WeightRole::kExpertGate:
+    case WeightRole::kExpertUp:
+    case WeightRole::kExpertDown: return Format::kMxfp4;
+    case WeightRole::kEmbedding:
+    case WeightRole::kLmHead:
+    case WeightRole::kAttnQ:
+    case WeightRole::kAttnK:
+    case WeightRole::kAttnV:
+    case WeightRole::kAttnQkv:
+    case WeightRole::kAttnKvB:
+    case WeightRole::kAttnOut:
+    case WeightRole::kFfnGate:
+    case WeightRole::kFfnUp:
+    case WeightRole::kFfnDown:
+    case WeightRole::kOtherMatrix: return Format::kQ8_0;
+  }
+  return Format::kQ8_0;
 }
 
 // llama.cpp's use_more_bits(i_layer, n_layers).
@@ -301,6 +332,7 @@ Format WeightFormats::Gguf(const WeightSite& site) const {
                       (spec_.model_type == "llama" || spec_.model_type == "mistral" ||
                        spec_.model_type == "qwen2");
   const auto layer = static_cast<size_t>(std::max<int64_t>(site.layer, 0));
+  if (ft == GgufFileType::kMxfp4Moe) return Mxfp4Moe(site.role);
   switch (site.role) {
     case WeightRole::kRouter:
     case WeightRole::kConv:

@@ -12,15 +12,22 @@
 //    and MLA projections, MLP, routed and shared experts, GatedDeltaNet and Mamba2
 //    projections); embeddings, LM head, router, norms, biases, sinks and conv weights keep the
 //    model dtype (e_score_correction_bias: f32).
-//  * a llama.cpp file type (q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k_m q4_k_m q5_k_m q6_k): per
+//  * a llama.cpp file type (q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k_m q4_k_m q5_k_m q6_k, and
+//    mxfp4_moe below): per
 //    tensor as llama.cpp's llama_tensor_get_type chooses (src/llama-quant.cpp): the output
 //    tensor gets q6_k (q8_0 when its rows are not a multiple of 256), attention-V and some
 //    FFN-down tensors more bits, 1-D tensors, norms, the router and conv weights f32, and a
 //    row length that is not a multiple of 256 falls back to a 32-block type (q4_k -> q5_0,
 //    q5_k -> q5_1, q6_k -> q8_0, q2_k/q3_k -> q4_0), as llama.cpp's tensor_type_fallback.
+//    mxfp4_moe (LLAMA_FTYPE_MOSTLY_MXFP4_MOE, the type of ggml-org's gpt-oss files): the
+//    routed experts (3-D tensors, ne[2] > 1) in mxfp4, every other quantized tensor —
+//    attention, dense and shared-expert matrices, embeddings and output alike — in q8_0, the
+//    never-quantized ones in f32 (llama_tensor_get_type's MXFP4_MOE branches).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,11 +41,16 @@
 namespace opscope::import::hf {
 
 // llama.cpp file types (LLAMA_FTYPE_MOSTLY_*) opscope maps per tensor.
-enum class GgufFileType : uint8_t { kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0, kQ2K, kQ3KM, kQ4KM, kQ5KM, kQ6K };
+enum class GgufFileType : uint8_t {
+  kQ4_0, kQ4_1, kQ5_0, kQ5_1, kQ8_0, kQ2K, kQ3KM, kQ4KM, kQ5KM, kQ6K, kMxfp4Moe
+};
 std::optional<GgufFileType> ParseGgufFileType(std::string_view name);
 std::string_view GgufFileTypeName(GgufFileType t);
 inline constexpr std::string_view kGgufFileTypeNames[] = {
-    "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k"};
+    "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k",
+    "mxfp4_moe"};
+static_assert(std::size(kGgufFileTypeNames) == static_cast<std::size_t>(GgufFileType::kMxfp4Moe) + 1,
+              "one name per llama.cpp file type");
 
 // What a weight tensor is, for choosing its format (llama.cpp's tensor categories, plus the
 // tensors llama.cpp never quantizes).
