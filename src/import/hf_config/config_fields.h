@@ -95,8 +95,8 @@ inline constexpr std::string_view kQuietFields[] = {
     // Training-only: dropout, losses, routing noise and groups.
     "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop", "attn_pdrop",
     "emb_pdrop", "dropout", "output_router_logits", "router_aux_loss_coef", "aux_loss_alpha",
-    "seq_aux", "router_jitter_noise", "router_z_loss_coef", "n_group", "topk_group",
-    "topk_method", "ep_size", "moe_router_dtype", "use_flash_attention",
+    "seq_aux", "router_jitter_noise", "input_jitter_noise", "router_z_loss_coef", "n_group",
+    "topk_group", "topk_method", "ep_size", "moe_router_dtype", "use_flash_attention",
     "_attn_implementation", "moe_aux_loss_coeff", "attn_implementation", "num_expert_group",
     "use_grouped_topk", "moe_renormalize", "model_max_length", "moe_norm_min",
     "moe_use_aux_free", "router_temperature", "attention_in_multiplier",
