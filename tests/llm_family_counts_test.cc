@@ -110,6 +110,11 @@ TEST(HfFamilyCounts, DbrxInstruct) {
 // 2560, 20 query / 4 KV heads of 128 (head_dim null: 2560 / 20), layer 0 dense (12288), layers
 // 1-27 MoE (moe_layer_start_index 1, end null) with 64 experts of 1536, top 6, and two shared
 // experts as one MLP of 2 · 1536; the router keeps a correction bias per expert; tied embedding.
+// The release keeps Paddle's training fields moe_capacity (the experts' token capacity factors)
+// and moe_use_aux_free: mlx-lm's ModelArgs for it requires both (ml-explore/mlx-lm
+// mlx_lm/models/ernie4_5_moe.py @ 086a4e86, written against baidu/ERNIE-4.5-21B-A3B-PT); the
+// experts are dropless in transformers' Ernie4_5_MoeSparseMoeBlock, so neither sizes anything
+// (the capacity values written here are placeholders for that reason).
 constexpr const char* kErnie45A3b = R"({"architectures": ["Ernie4_5_MoeForCausalLM"],
   "model_type": "ernie4_5_moe", "hidden_act": "silu", "hidden_size": 2560,
   "intermediate_size": 12288, "max_position_embeddings": 131072, "num_attention_heads": 20,
@@ -117,7 +122,7 @@ constexpr const char* kErnie45A3b = R"({"architectures": ["Ernie4_5_MoeForCausal
   "vocab_size": 103424, "rope_theta": 500000, "use_bias": false, "tie_word_embeddings": true,
   "moe_num_experts": 64, "moe_layer_start_index": 1, "moe_intermediate_size": 1536, "moe_k": 6,
   "moe_layer_interval": 1, "moe_num_shared_experts": 2, "moe_layer_end_index": null,
-  "torch_dtype": "bfloat16"})";
+  "moe_capacity": [64, 64, 64], "moe_use_aux_free": true, "torch_dtype": "bfloat16"})";
 
 TEST(HfFamilyCounts, Ernie45A3b) {
   const auto b = BuildJson(kErnie45A3b, "ERNIE-4.5-21B-A3B");
@@ -128,6 +133,7 @@ TEST(HfFamilyCounts, Ernie45A3b) {
   EXPECT_EQ(b.figures.params_total, dense + 27 * (moe + 64 * expert) + v * h + h);
   EXPECT_EQ(b.figures.params_active, dense + 27 * (moe + 6 * expert) + v * h + h);
   ExpectPublished(b, 21, 3);  // 21,825,437,888 and 3,352,150,208
+  EXPECT_TRUE(b.spec.assumptions.empty());
   EXPECT_EQ(b.figures.kv_bytes_per_token, 28u * 2 * kv * 2);
 }
 

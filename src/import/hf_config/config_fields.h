@@ -99,7 +99,7 @@ inline constexpr std::string_view kQuietFields[] = {
     "topk_group", "topk_method", "ep_size", "moe_router_dtype", "use_flash_attention",
     "_attn_implementation", "moe_aux_loss_coeff", "attn_implementation", "num_expert_group",
     "use_grouped_topk", "moe_renormalize", "model_max_length", "moe_norm_min",
-    "moe_use_aux_free", "router_temperature", "attention_in_multiplier",
+    "moe_use_aux_free", "moe_capacity", "router_temperature", "attention_in_multiplier",
     "attention_out_multiplier", "key_multiplier", "lm_head_multiplier", "mlp_multipliers",
     "ssm_multipliers", "ssm_in_multiplier", "ssm_out_multiplier", "rotary_dim",
     "use_falcon_mambapy", "use_mambapy",
