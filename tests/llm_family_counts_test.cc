@@ -6,6 +6,7 @@
 // written in a test carries its source beside it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -452,6 +453,58 @@ TEST(HfFamilyCounts, InternLm25) {
   EXPECT_EQ(b.figures.params_total, 32 * layer + 2 * v * h + h);  // 7,737,708,544
   EXPECT_FALSE(b.spec.attn.qkv_bias);
   EXPECT_EQ(b.figures.kv_bytes_per_token, 32u * 2 * kv * 2);
+}
+
+// EXAONE-4.0-32B (exaone4); the card (huggingface.co/LGAI-EXAONE/EXAONE-4.0-32B): "Number of
+// Parameters (without embeddings): 30.95B". 64 layers of 5120, 40 query / 8 KV heads of 128
+// with per-head q/k RMSNorms, MLP 27392, the norms after attention and MLP, untied head.
+// sliding_window_pattern "LLLG" (Exaone4Config's string form: three local layers of 4096 tokens,
+// then a global one, the last layer global) makes layers 3, 7, ..., 63 global and NoPE.
+TEST(HfFamilyCounts, Exaone4LetterPattern) {
+  const auto b = BuildFixture("exaone-4.0-32b.json");
+  const uint64_t h = 5120, v = 102400, kv = 8 * 128;
+  const uint64_t layer = 2 * h * h + 2 * h * kv + 3 * h * 27392 + 2 * 128 + 2 * h;
+  EXPECT_EQ(b.figures.params_total, 64 * layer + 2 * v * h + h);
+  EXPECT_EQ(b.figures.params_total - 2 * v * h, 30954640384u);  // the card's 30.95B
+  ASSERT_EQ(b.spec.layers.size(), 64u);
+  for (size_t i = 0; i < 64; ++i) {
+    const bool global = i % 4 == 3;
+    EXPECT_EQ(b.spec.layers[i].window, global ? 0 : 4096) << i;
+    EXPECT_EQ(b.spec.layers[i].rope, !global) << i;
+  }
+  // Only the 16 global layers hold every token: 16 · (K + V) · 8 heads · 128 · 2 bytes.
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 16u * 2 * kv * 2);
+}
+
+TEST(HfFamilyCounts, Exaone4LetterPatternBesideLayerTypes) {
+  std::string json = testing::ReadHfFixture("exaone-4.0-32b.json");
+  std::string types = "\"layer_types\": [";
+  for (int i = 0; i < 64; ++i) {
+    types += std::string(i ? ", " : "");
+    types += i % 4 == 3 ? "\"full_attention\"" : "\"sliding_attention\"";
+  }
+  json.insert(1, types + "], ");
+  auto agreeing = ParseHfConfig(json, "exaone.json");
+  ASSERT_TRUE(agreeing) << agreeing.error().message;
+  EXPECT_TRUE(std::none_of(agreeing->assumptions.begin(), agreeing->assumptions.end(),
+                           [](const std::string& a) {
+                             return a.find("sliding_window_pattern") != std::string::npos;
+                           }));
+  std::string other = json;
+  other.replace(other.find("\"LLLG\""), 6, "\"LLGG\"");
+  auto listed = ParseHfConfig(other, "exaone.json");
+  ASSERT_TRUE(listed) << listed.error().message;
+  EXPECT_NE(std::find(listed->assumptions.begin(), listed->assumptions.end(),
+                      "sliding_window_pattern \"LLGG\" disagrees with layer_types at layer 2; "
+                      "layer_types is used (as the configuration class does)"),
+            listed->assumptions.end());
+  std::string bad = testing::ReadHfFixture("exaone-4.0-32b.json");
+  bad.replace(bad.find("\"LLLG\""), 6, "\"LLXG\"");
+  auto refused = ParseHfConfig(bad, "exaone.json");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "exaone.json: field 'sliding_window_pattern': \"LLXG\" (expected an integer or a "
+            "string of L and G)");
 }
 
 }  // namespace
