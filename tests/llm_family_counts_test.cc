@@ -11,6 +11,7 @@
 #include <string>
 
 #include "hf_family_test_util.h"
+#include "import/hf_config/presets.h"
 #include "llm/llm.h"
 
 namespace opscope::import::hf {
@@ -505,6 +506,35 @@ TEST(HfFamilyCounts, Exaone4LetterPatternBesideLayerTypes) {
   EXPECT_EQ(refused.error().message,
             "exaone.json: field 'sliding_window_pattern': \"LLXG\" (expected an integer or a "
             "string of L and G)");
+}
+
+// DeepSeek-V2-Lite (deepseek_v2); the DeepSeek-V2 report (arXiv 2405.04434, appendix B):
+// "15.7B parameters in total, of which 2.4B are activated for each token". 27 layers of 2048,
+// MLA with no q LoRA (q_lora_rank null: q_proj straight from the hidden state, 16 heads of
+// 128 + 64), a 512-wide latent (kv_a 2048 · (512 + 64), its norm, kv_b 512 · 16 · (128 + 128)),
+// layer 0 dense (10944), then 64 experts of 1408, top 6, beside 2 shared ones (one MLP of 2816).
+TEST(HfFamilyCounts, DeepSeekV2LiteWithoutQLora) {
+  const auto b = BuildFixture("deepseek-v2-lite.json");
+  const uint64_t h = 2048, v = 102400, expert = 3 * h * 1408;
+  const uint64_t attention = h * 16 * 192 + h * 576 + 512 + 512 * 16 * 256 + 16 * 128 * h;
+  const uint64_t dense = attention + 3 * h * 10944 + 2 * h;
+  const uint64_t moe = attention + 64 * h + 2 * expert + 2 * h;  // router, shared, norms
+  EXPECT_EQ(b.figures.params_total, dense + 26 * (moe + 64 * expert) + 2 * v * h + h);
+  EXPECT_EQ(b.figures.params_active, dense + 26 * (moe + 6 * expert) + 2 * v * h + h);
+  ExpectPublished(b, 15.7, 2.4);  // 15,706,484,224 and 2,661,150,208
+  // KV per token: the 512-wide latent and the 64-wide rope key per layer, 2 bytes each.
+  EXPECT_EQ(b.figures.kv_bytes_per_token, 27u * (512 + 64) * 2);
+}
+
+// Qwen3-30B-A3B (the qwen3-30b-a3b preset, data/presets/SOURCES.md) against its checkpoint's
+// model.safetensors.index.json (dAppCore/go-inference go/model/qwenmoe/testdata/
+// Qwen-Qwen3-30B-A3B-model.safetensors.index.json @ b77acee7): total_size 61,064,245,248 bytes of
+// bf16.
+TEST(HfFamilyCounts, Qwen3MoeMatchesItsCheckpoint) {
+  const Preset* preset = FindPreset("qwen3-30b-a3b");
+  ASSERT_NE(preset, nullptr);
+  const auto b = BuildJson(std::string(preset->json), "qwen3-30b-a3b");
+  EXPECT_EQ(b.figures.params_total, 61064245248u / 2);  // 30,532,122,624
 }
 
 }  // namespace
