@@ -183,7 +183,9 @@ Result<void> ReadGraniteHybrid(const Reader& r) {
     }
     spec.layers[i].mixer = t == "mamba" ? Mixer::kMamba2 : Mixer::kAttention;
   }
-  OPSCOPE_TRY(experts, r.CountOr("num_local_experts", 0));
+  // GraniteMoeHybridConfig.num_local_experts defaults to 8 (the dense releases say 0); absent,
+  // the expert count then has to be there (ReadMoeCounts), so nothing is guessed.
+  OPSCOPE_TRY(experts, r.CountOr("num_local_experts", 8));
   OPSCOPE_TRY(shared, r.Required("shared_intermediate_size"));
   OPSCOPE_TRY(act, ReadActivation(r));
   if (experts == 0) {
