@@ -223,6 +223,32 @@ TEST(HfFamilyCounts, Granite4HTiny) {
   EXPECT_FALSE(HasNode(b.step, "layers.5.attn.rope"));
 }
 
+// GraniteMoeHybridConfig's defaults (transformers, configuration_granitemoehybrid.py):
+// vocab_size 32000, num_key_value_heads = num_attention_heads, num_local_experts 8. A config that
+// leaves out the expert count is refused rather than read as dense (the class would build 8
+// experts, of a top-k and width it does not say either); the dense releases say 0.
+TEST(HfFamilyCounts, Granite4HybridClassDefaults) {
+  std::string dense = kGranite4HTiny;
+  for (std::string_view field : {"\"num_key_value_heads\": 4, ", "\"vocab_size\": 100352, "}) {
+    const size_t at = dense.find(field);
+    ASSERT_NE(at, std::string::npos) << field;
+    dense.erase(at, field.size());
+  }
+  const std::string experts = "\"num_local_experts\": 64";
+  std::string missing = dense;
+  missing.erase(missing.find(experts), experts.size() + 2);
+  dense.replace(dense.find(experts), experts.size(), "\"num_local_experts\": 0");
+  auto spec = ParseHfConfig(dense, "granite.json");
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ(spec->vocab, 32000);
+  EXPECT_EQ(spec->attn.kv_heads, 12);
+  EXPECT_EQ(spec->mlp.intermediate, 1024);  // the shared MLP is the dense MLP
+  auto refused = ParseHfConfig(missing, "granite.json");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message.substr(0, 47),
+            "granite.json: missing field 'num_local_experts'");
+}
+
 // Falcon-H1-0.5B (falcon_h1); the transformers FalconH1 docs' table (huggingface.co/docs/
 // transformers/v5.0.0rc1/model_doc/falcon_h1): "H1 0.5B | 36 | 1024 | 8 | 2 | 24 | 64 / 64 |
 // 128". Every layer runs attention (8 query / 2 KV heads of 64) and Mamba2 (24 heads of 64, one
