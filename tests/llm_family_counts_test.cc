@@ -176,7 +176,8 @@ TEST(HfFamilyCounts, Jamba15Mini) {
             uint64_t{2} * (kContext + 1) * 32 * (128 + 128));
 }
 
-// Granite-4.0-H-Tiny (granitemoehybrid). IBM's release calls it 7B total, 1B active. The config
+// Granite-4.0-H-Tiny (granitemoehybrid). IBM's card (huggingface.co/ibm-granite/
+// granite-4.0-h-tiny) calls it 7B total, 1B active. The config
 // is written here with the fields of huggingface.co/ibm-granite/granite-4.0-h-tiny's config.json
 // that size the model: 40 layers of 1536, attention (12 query / 4 KV heads of 128, no positional
 // encoding) at layers 5, 15, 25, 35 and Mamba2 elsewhere (48 heads of 64, one group, state 128,
@@ -534,8 +535,8 @@ TEST(HfFamilyCounts, Exaone4LetterPatternBesideLayerTypes) {
             "string of L and G)");
 }
 
-// DeepSeek-V2-Lite (deepseek_v2); the DeepSeek-V2 report (arXiv 2405.04434, appendix B):
-// "15.7B parameters in total, of which 2.4B are activated for each token". 27 layers of 2048,
+// DeepSeek-V2-Lite (deepseek_v2); the DeepSeek-V2 report (arXiv 2405.04434, appendix B) gives it
+// 15.7B parameters in total, 2.4B activated per token. 27 layers of 2048,
 // MLA with no q LoRA (q_lora_rank null: q_proj straight from the hidden state, 16 heads of
 // 128 + 64), a 512-wide latent (kv_a 2048 · (512 + 64), its norm, kv_b 512 · 16 · (128 + 128)),
 // layer 0 dense (10944), then 64 experts of 1408, top 6, beside 2 shared ones (one MLP of 2816).
