@@ -284,8 +284,7 @@ inline constexpr Family kFamilies[] = {
     {.model_type = "mamba2", .reader = ReaderKind::kMamba2, .vocab = 32768},
     {.model_type = "jamba", .reader = ReaderKind::kJamba, .vocab = 65536, .kv_heads = 8},
     {.model_type = "falcon_h1", .reader = ReaderKind::kFalconH1, .vocab = 128000, .kv_heads = 8},
-    {.model_type = "granitemoehybrid", .reader = ReaderKind::kGraniteHybrid, .vocab = 100352,
-     .kv_heads = 8},
+    {.model_type = "granitemoehybrid", .reader = ReaderKind::kGraniteHybrid, .vocab = 32000},
     {.model_type = "nemotron_h", .reader = ReaderKind::kNemotronH, .vocab = 131072,
      .kv_heads = 8, .head_dim = 128},
     // MiMo-V2-Flash (XiaomiMiMo's remote MiMoV2FlashConfig; parse_mimo.cc): hybrid_layer_pattern

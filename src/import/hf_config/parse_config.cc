@@ -7,8 +7,10 @@
 // from the model's name. Every field the reader does not look up goes through
 // CheckUnreadFields (config_fields.h): nothing that changes shapes is ignored silently.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "import/hf_config/config_fields.h"
 #include "import/hf_config/config_json.h"
@@ -122,20 +124,48 @@ Result<void> ReadAttentionShape(const Reader& r) {
 
 namespace {
 
+// The string form of a family's pattern field (Exaone4Config.sliding_window_pattern, "LLLG" in
+// EXAONE-4.0-32B): "L" (local, sliding) and "G" (global) repeated from layer 0, the last layer
+// always global (the class's docstring). Per layer whether it is full attention; nullopt when the
+// field does not hold a string.
+Result<std::optional<std::vector<bool>>> StringPattern(const Reader& r, int64_t layers) {
+  const Family& f = r.family();
+  if (f.pattern_key.empty() || !r.object().IsString(f.pattern_key)) return std::nullopt;
+  OPSCOPE_TRY(s, r.String(f.pattern_key));
+  if (s->empty() || s->find_first_not_of("LG") != std::string::npos) {
+    return r.Fail(f.pattern_key, "\"" + *s + "\" (expected an integer or a string of L and G)");
+  }
+  std::vector<bool> full;
+  for (int64_t i = 0; i < layers; ++i) {
+    full.push_back((*s)[static_cast<size_t>(i) % s->size()] == 'G' || i == layers - 1);
+  }
+  return full;
+}
+
 // A family's pattern field (sliding_window_pattern) next to layer_types: the configuration
 // class builds layer_types from the pattern only when layer_types is absent (Exaone4Config,
 // Gemma3TextConfig), so layer_types decides; a pattern that says otherwise is listed.
 Result<void> CheckPatternAgainstTypes(const Reader& r, const std::vector<std::string>& types) {
   const Family& f = r.family();
   if (f.window_placement != WindowPlacement::kPattern || f.pattern_key.empty()) return {};
-  OPSCOPE_TRY(pattern, r.Int(f.pattern_key));
-  if (!pattern || *pattern <= 0) return {};
+  const auto layers = static_cast<int64_t>(types.size());
+  OPSCOPE_TRY(letters, StringPattern(r, layers));
+  std::vector<bool> full;
+  std::string shown;
+  if (letters) {
+    full = *letters;
+    OPSCOPE_TRY(s, r.String(f.pattern_key));
+    shown = "\"" + *s + "\"";
+  } else {
+    OPSCOPE_TRY(pattern, r.Int(f.pattern_key));
+    if (!pattern || *pattern <= 0) return {};
+    for (int64_t i = 0; i < layers; ++i) full.push_back((i + 1) % *pattern == 0);
+    shown = std::to_string(*pattern);
+  }
   for (size_t i = 0; i < types.size(); ++i) {
-    const bool full = (static_cast<int64_t>(i) + 1) % *pattern == 0;
-    if (full != (types[i] == "full_attention")) {
-      r.Note(std::string(f.pattern_key) + " " + std::to_string(*pattern) +
-             " disagrees with layer_types at layer " + std::to_string(i) +
-             "; layer_types is used (as the configuration class does)");
+    if (full[i] != (types[i] == "full_attention")) {
+      r.Note(std::string(f.pattern_key) + " " + shown + " disagrees with layer_types at layer " +
+             std::to_string(i) + "; layer_types is used (as the configuration class does)");
       return {};
     }
   }
@@ -189,13 +219,14 @@ Result<void> ReadWindows(const Reader& r) {
   if (f.window_placement == WindowPlacement::kAll && window > 0) {
     for (LayerSpec& l : spec.layers) l.window = window;
   } else if (f.window_placement == WindowPlacement::kPattern) {
+    OPSCOPE_TRY(letters, StringPattern(r, layers));
     int64_t every = f.full_every;
-    if (!f.pattern_key.empty()) {
+    if (!f.pattern_key.empty() && !letters) {
       OPSCOPE_TRY(p, r.IntOr(f.pattern_key, f.full_every, true));
       every = p;
     }
     for (int64_t i = 0; i < layers; ++i) {
-      if ((i + 1) % every != 0) {
+      if (letters ? !(*letters)[i] : (i + 1) % every != 0) {
         if (window <= 0) {
           return r.Fail("sliding_window", "is null, but layer " + std::to_string(i) +
                                               " is a sliding-window layer");

@@ -4,6 +4,7 @@
 // the transformers configuration classes (MambaConfig, FalconMambaConfig, JambaConfig,
 // FalconH1Config, GraniteMoeHybridConfig).
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "import/hf_config/config_reader.h"
@@ -42,14 +43,20 @@ Result<void> ReadMamba1Mixer(const Reader& r, const Mamba1Keys& k, bool bcdt_nor
 }
 
 // Mamba2 fields under the mamba_ prefix (FalconH1Config, GraniteMoeHybridConfig): the inner
-// width is mamba_d_ssm (Falcon-H1) or mamba_expand · hidden_size, mamba_d_head "auto" =
+// width is mamba_d_ssm when the class has that field (`d_ssm_default`, Falcon-H1: 1024; null
+// means mamba_expand · hidden_size), else mamba_expand · hidden_size; mamba_d_head "auto" =
 // inner / mamba_n_heads.
 Result<void> ReadPrefixedMamba2(const Reader& r, int64_t heads_default, int64_t state_default,
-                                bool gated_norm) {
+                                bool gated_norm, std::optional<int64_t> d_ssm_default) {
   ModelSpec& spec = r.spec();
   OPSCOPE_TRY(heads, r.IntOr("mamba_n_heads", heads_default));
   OPSCOPE_TRY(expand, r.IntOr("mamba_expand", 2));
   OPSCOPE_TRY(d_ssm, r.Int("mamba_d_ssm"));
+  // FalconH1Config: mamba_d_ssm defaults to 1024 when absent; FalconH1Mixer takes
+  // mamba_expand · hidden_size only when it is None.
+  if (!d_ssm && d_ssm_default && r.object().Find("mamba_d_ssm") == ConfigObject::Presence::kAbsent) {
+    d_ssm = d_ssm_default;
+  }
   const int64_t inner = d_ssm ? *d_ssm : expand * spec.hidden;
   int64_t head_dim = inner / heads;
   if (!r.object().IsString("mamba_d_head")) {
@@ -132,10 +139,23 @@ Result<void> ReadFalconH1(const Reader& r) {
   ModelSpec& spec = r.spec();
   OPSCOPE_CHECK(ReadAttentionShape(r));
   OPSCOPE_TRY(rms_norm, r.BoolOr("mamba_rms_norm", false));
-  OPSCOPE_CHECK(ReadPrefixedMamba2(r, 128, 256, rms_norm));
+  OPSCOPE_CHECK(ReadPrefixedMamba2(r, 128, 256, rms_norm, 1024));
   OPSCOPE_TRY(projectors_bias, r.BoolOr("projectors_bias", false));
   if (projectors_bias) return r.Fail("projectors_bias", "true is not modelled");
   OPSCOPE_CHECK(r.Bool("mamba_norm_before_gate"));
+  // TII's original configuration fields, kept in the released config.json files
+  // (attn_layer_indices null, mamba_use_mlp true): attention and an MLP in every layer, which
+  // is what FalconH1DecoderLayer builds (FalconH1Config has neither field). Another value
+  // would describe a model transformers does not build.
+  if (r.object().HasValue("attn_layer_indices")) {
+    return r.Fail("attn_layer_indices", "a list of attention layers is not modelled (Falcon-H1 "
+                                        "runs attention in every layer; expected null)");
+  }
+  r.object().MarkRead("attn_layer_indices");
+  OPSCOPE_TRY(use_mlp, r.BoolOr("mamba_use_mlp", true));
+  if (!use_mlp) {
+    return r.Fail("mamba_use_mlp", "false is not modelled (Falcon-H1 runs an MLP in every layer)");
+  }
   OPSCOPE_TRY(layers, r.Layers());
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
   for (LayerSpec& l : spec.layers) l.parallel = Mixer::kMamba2;
@@ -151,7 +171,7 @@ Result<void> ReadGraniteHybrid(const Reader& r) {
   OPSCOPE_CHECK(ReadAttentionShape(r));
   OPSCOPE_TRY(position, r.StringOr("position_embedding_type", "nope"));
   spec.attn.rope = position == "rope";
-  OPSCOPE_CHECK(ReadPrefixedMamba2(r, 128, 256, true));
+  OPSCOPE_CHECK(ReadPrefixedMamba2(r, 128, 256, true, std::nullopt));
   OPSCOPE_TRY(layers, r.Layers());
   OPSCOPE_TRY(types, r.LayerList("layer_types", layers));
   spec.layers.resize(static_cast<size_t>(layers));
@@ -163,7 +183,9 @@ Result<void> ReadGraniteHybrid(const Reader& r) {
     }
     spec.layers[i].mixer = t == "mamba" ? Mixer::kMamba2 : Mixer::kAttention;
   }
-  OPSCOPE_TRY(experts, r.CountOr("num_local_experts", 0));
+  // GraniteMoeHybridConfig.num_local_experts defaults to 8 (the dense releases say 0); absent,
+  // the expert count then has to be there (ReadMoeCounts), so nothing is guessed.
+  OPSCOPE_TRY(experts, r.CountOr("num_local_experts", 8));
   OPSCOPE_TRY(shared, r.Required("shared_intermediate_size"));
   OPSCOPE_TRY(act, ReadActivation(r));
   if (experts == 0) {
