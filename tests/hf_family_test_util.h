@@ -32,14 +32,15 @@ struct BuiltModel {
   llm::ModelFigures figures;
 };
 
-// The config text `json` (named `origin` in messages) read, resolved and built.
-inline BuiltModel BuildJson(const std::string& json, const std::string& origin) {
+// The config text `json` (named `origin` in messages) read, resolved (with `options`) and built.
+inline BuiltModel BuildJson(const std::string& json, const std::string& origin,
+                            const RecipeOptions& options = {}) {
   BuiltModel b;
   auto spec = ParseHfConfig(json, origin);
   EXPECT_TRUE(spec.has_value()) << origin << ": " << (spec ? "" : spec.error().message);
   if (!spec) return b;
   b.spec = *spec;
-  auto recipe = ResolveRecipe(b.spec, {});
+  auto recipe = ResolveRecipe(b.spec, options);
   EXPECT_TRUE(recipe.has_value()) << origin << ": " << (recipe ? "" : recipe.error().message);
   if (!recipe) return b;
   auto step = BuildStepGraph(b.spec, *recipe);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "device/device.h"
+#include "hf_family_test_util.h"
 #include "import/hf_config/config_fields.h"
 #include "import/hf_config/model_spec.h"
 #include "import/hf_config/presets.h"
@@ -23,49 +24,18 @@
 namespace opscope::import::hf {
 namespace {
 
-std::string ReadFixture(const std::string& name) {
-  std::ifstream in(std::string(OPSCOPE_SOURCE_DIR) + "/tests/fixtures/hf/" + name);
-  EXPECT_TRUE(in.good()) << name;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::Billions;
+using Built = testing::BuiltModel;
 
 // A preset by name, else a fixture file.
 std::string Config(const std::string& name) {
   if (const Preset* p = FindPreset(name)) return std::string(p->json);
-  return ReadFixture(name);
+  return testing::ReadHfFixture(name);
 }
 
-ModelSpec Spec(const std::string& name, const ParseOptions& options = {}) {
-  auto spec = ParseHfConfig(Config(name), name, options);
-  EXPECT_TRUE(spec.has_value()) << name << ": " << (spec ? "" : spec.error().message);
-  return spec ? *spec : ModelSpec{};
+Built Build(const std::string& name, const RecipeOptions& options = {}) {
+  return testing::BuildJson(Config(name), name, options);
 }
-
-struct Built {
-  ModelSpec spec;
-  StepGraph step;
-  llm::ModelFigures figures;
-};
-
-Built Build(const std::string& name, RecipeOptions options = {}) {
-  Built b;
-  b.spec = Spec(name);
-  auto recipe = ResolveRecipe(b.spec, options);
-  EXPECT_TRUE(recipe.has_value()) << name << ": " << (recipe ? "" : recipe.error().message);
-  if (!recipe) return b;
-  auto step = BuildStepGraph(b.spec, *recipe);
-  EXPECT_TRUE(step.has_value()) << name << ": " << (step ? "" : step.error().message);
-  if (!step) return b;
-  b.step = std::move(*step);
-  auto figures = llm::ComputeModelFigures(b.step);
-  EXPECT_TRUE(figures.has_value());
-  if (figures) b.figures = *figures;
-  return b;
-}
-
-double Billions(uint64_t v) { return static_cast<double>(v) / 1e9; }
 
 std::string ParseError(const std::string& json, const ParseOptions& options = {}) {
   auto spec = ParseHfConfig(json, "config.json", options);
@@ -189,12 +159,8 @@ TEST(HfMtp, DeepSeekV3MtpModuleIsCountedApartFromTheTotal) {
 
 // ---- 2026 flagships (presets; sources in data/presets/SOURCES.md) --------------------------
 
-// Published totals and active counts, within a card's rounding: total within 8 %, active
-// within 20 % (DESIGN: active counts the embedding; the cards' "A17B"-style names round).
-void ExpectParams(const Built& b, double total_b, double active_b) {
-  EXPECT_NEAR(Billions(b.figures.params_total), total_b, 0.08 * total_b) << b.spec.origin;
-  EXPECT_NEAR(Billions(b.figures.params_active), active_b, 0.20 * active_b) << b.spec.origin;
-}
+// Published totals and active counts, within a card's rounding (hf_family_test_util.h).
+constexpr auto ExpectParams = testing::ExpectPublished;
 
 // DeepSeek-V3.2 (deepseek-ai/DeepSeek-V3.2 card: 685B with the 14B MTP module, as V3):
 // DSA on every layer, a 128-wide index key per token beside the 576-wide MLA latent.
@@ -374,21 +340,9 @@ TEST(HfFamilies, NemotronUltraLatentMoe) {
 
 // ---- Op semantics: closed forms of one decode step -------------------------------------------
 
-llm::StepResult Decode(const StepGraph& g, int64_t batch, int64_t context) {
-  static const device::Device h100 = *device::FindBuiltinDevice("h100-sxm");
-  auto r = llm::AnalyzeStep(g, llm::DecodeBindings(batch, context), h100);
-  EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
-  return std::move(*r);
-}
-
-const cost::NodeCost& NodeNamed(const StepGraph& g, const llm::StepResult& r, std::string_view name) {
-  for (size_t i = 0; i < g.graph.nodes.size(); ++i) {
-    if (g.graph.nodes[i].name == name) return r.ledger.nodes[i];
-  }
-  ADD_FAILURE() << "no node " << name;
-  static const cost::NodeCost none;
-  return none;
-}
+// One decode step on the H100, and a node's cost by name (hf_family_test_util.h).
+constexpr auto Decode = testing::DecodeStep;
+constexpr auto NodeNamed = testing::CostOf;
 
 // Chunked local attention (Llama-4, attention_chunk_size 8192): at context P the query at
 // position P sees its own chunk, (P mod 8192) + 1 keys, and reads P mod 8192 cached rows; a
