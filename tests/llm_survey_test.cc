@@ -59,6 +59,24 @@ Costed Folder(const std::string& name) {
   return run ? std::move(*run) : Costed{};
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A folder's config.json with one exact piece of text replaced (a config the survey's would be
+// one edit away from).
+std::string EditedConfig(const std::string& name, const std::string& from, const std::string& to) {
+  std::string text = ReadFile(kSurvey + name + "/config.json");
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
 std::string ParseError(const std::string& json) {
   auto spec = ParseHfConfig(json, "config.json");
   return spec ? std::string("(no error)") : spec.error().message;
@@ -85,6 +103,27 @@ bool HasAssumption(const Costed& run, std::string_view part) {
 }
 
 double Billions(uint64_t v) { return static_cast<double>(v) / 1e9; }
+
+
+// ---- GLM-5 (glm_moe_dsa) --------------------------------------------------------------------
+
+
+// zai-org/GLM-5 model card: 744B parameters, 40B active. qk_head_dim (256) is
+// qk_nope_head_dim 192 + qk_rope_head_dim 64, read and checked.
+TEST(SurveyFixes, GlmQkHeadDimIsTheNopeAndRopeSum) {
+  const Costed run = Folder("GLM-5.1");
+  EXPECT_NEAR(Billions(run.figures.params_total), 744, 0.5);
+  // Active without the embedding and the (untied) LM head, 154880 × 6144 each: the card's 40B.
+  const uint64_t table = 154880ull * 6144;
+  EXPECT_NEAR(Billions(run.figures.params_active - 2 * table), 40, 0.5);
+  EXPECT_NE(ParseError(EditedConfig("GLM-5.1", "\"qk_head_dim\": 256", "\"qk_head_dim\": 255"))
+                .find("field 'qk_head_dim': 255 is not qk_nope_head_dim 192 + qk_rope_head_dim 64"),
+            std::string::npos);
+  // GLM-5.2: the MTP iteration reuses the indexer's selection (listed; MTP is not in the step).
+  const Costed v52 = Folder("GLM-5.2");
+  EXPECT_TRUE(HasAssumption(v52, "index_share_for_mtp_iteration"));
+  EXPECT_LT(v52.figures.params_total, run.figures.params_total);  // "shared" layers: no indexer
+}
 
 
 // ---- Fields with no effect on shapes --------------------------------------------------------
