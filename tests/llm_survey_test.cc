@@ -162,5 +162,18 @@ TEST(SurveyFixes, KimiVisionSettingsAreQuiet) {
 }
 
 
+// ---- Readers --------------------------------------------------------------------------------
+
+
+// MiniMax-M2.5 writes fp8's fmt as the torch dtype's name, float8_e4m3fn: e4m3, 128×128 blocks.
+TEST(SurveyFixes, Fp8FmtTorchName) {
+  const Costed run = Folder("MiniMax-M2.5");
+  EXPECT_EQ(FormatOf(run.step, "layers.0.moe.experts.gate_up_proj.weight"),
+            Format::kFp8E4m3B128x128);
+  EXPECT_EQ(FormatOf(run.step, "layers.0.moe.router.weight"), Format::kBf16);  // "gate"
+  EXPECT_NEAR(Billions(run.figures.params_total), 229, 0.5);
+}
+
+
 }  // namespace
 }  // namespace opscope::import::hf
