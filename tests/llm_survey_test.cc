@@ -175,5 +175,43 @@ TEST(SurveyFixes, Fp8FmtTorchName) {
 }
 
 
+// Step-3.7-Flash's use_moe_router_bias: a float32 bias per expert for the top-k choice (the
+// correction bias); false removes it.
+TEST(SurveyFixes, StepRouterBias) {
+  const Costed run = Folder("Step-3.7-Flash");
+  EXPECT_TRUE(run.spec.moe.score_correction_bias);
+  auto off = ParseHfConfig(EditedConfig("Step-3.7-Flash", "\"use_moe_router_bias\": true",
+                                        "\"use_moe_router_bias\": false"),
+                           "config.json");
+  ASSERT_TRUE(off.has_value()) << off.error().message;
+  EXPECT_FALSE(off->moe.score_correction_bias);
+}
+
+
+// Qwen3-Coder-480B-A35B-Instruct (model card: 480B total, 35B activated) says qkv_bias false
+// and use_qk_norm true, which its Qwen3MoeConfig does not read; they must agree with the family.
+TEST(SurveyFixes, QwenCoderStrayFlagsAgree) {
+  const Costed run = Folder("Qwen3-Coder-480B-A35B-Instruct");
+  EXPECT_NEAR(Billions(run.figures.params_total), 480, 0.5);
+  EXPECT_NEAR(Billions(run.figures.params_active), 35, 0.5);
+  const std::string name = "Qwen3-Coder-480B-A35B-Instruct";
+  EXPECT_NE(ParseError(EditedConfig(name, "\"qkv_bias\": false", "\"qkv_bias\": true"))
+                .find("field 'qkv_bias': true disagrees with 'attention_bias' (false)"),
+            std::string::npos);
+  EXPECT_NE(ParseError(EditedConfig(name, "\"use_qk_norm\": true", "\"use_qk_norm\": false"))
+                .find("field 'use_qk_norm': false, but model_type 'qwen3_moe' norms q and k"),
+            std::string::npos);
+}
+
+
+// MiMo-7B's attention_bias is not what its Qwen2-style attention reads: q/k/v biased, o_proj not.
+TEST(SurveyFixes, MimoAttentionBiasNoted) {
+  const Costed run = Folder("MiMo-7B-Base");
+  EXPECT_TRUE(run.spec.attn.qkv_bias);
+  EXPECT_FALSE(run.spec.attn.o_bias);
+  EXPECT_TRUE(HasAssumption(run, "'attention_bias' (true) is not read"));
+}
+
+
 }  // namespace
 }  // namespace opscope::import::hf
