@@ -213,5 +213,28 @@ TEST(SurveyFixes, MimoAttentionBiasNoted) {
 }
 
 
+uint64_t Nvfp4(uint64_t n) { return n / 2 + n / 16 + 4; }  // e2m1 + e4m3 per 16 + f32 per tensor
+uint64_t Mxfp4(uint64_t n) { return n / 2 + n / 32; }      // e2m1 + e8m0 per 32
+// e4m3 + an f32 scale per 128×128 block of each of e matrices [r, d].
+uint64_t Fp8Blocks(uint64_t e, uint64_t r, uint64_t d) { return e * r * d + 4 * e * (r / 128) * (d / 128); }
+
+
+// ---- Quantized checkpoints sized by their formats -------------------------------------------
+
+
+// Gemma-4's routed experts are `experts` beside the dense `mlp` (transformers'
+// Gemma4TextDecoderLayer): NVIDIA's exclusions ("...mlp*", "...router*", "...self_attn*") leave
+// them, and only them, in NVFP4. 26B-A4B: 30 layers of 128 experts, [2·704, 2816], [2816, 704].
+TEST(SurveyFixes, Gemma4ExpertsAreNotTheMlp) {
+  const Costed run = Folder("Gemma-4-26B-A4B-NVFP4");
+  EXPECT_EQ(FormatOf(run.step, "layers.5.moe.experts.gate_up_proj.weight"), Format::kNvfp4);
+  EXPECT_EQ(FormatOf(run.step, "layers.5.mlp.gate_up_proj.weight"), Format::kBf16);
+  EXPECT_EQ(FormatOf(run.step, "layers.5.moe.router.weight"), Format::kBf16);
+  const uint64_t gate_up = 128ull * 2 * 704 * 2816, down = 128ull * 2816 * 704;
+  const uint64_t experts = 30 * (gate_up + down);
+  EXPECT_EQ(run.figures.weight_bytes,
+            2 * (run.figures.params_total - experts) + 30 * (Nvfp4(gate_up) + Nvfp4(down)));
+}
+
 }  // namespace
 }  // namespace opscope::import::hf
