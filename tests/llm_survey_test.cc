@@ -59,6 +59,11 @@ Costed Folder(const std::string& name) {
   return run ? std::move(*run) : Costed{};
 }
 
+std::string FolderError(const std::string& name) {
+  auto run = TryFolder(kSurvey + name);
+  return run ? std::string("(no error)") : run.error().message;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << path;
@@ -213,6 +218,16 @@ TEST(SurveyFixes, MimoAttentionBiasNoted) {
 }
 
 
+// transformers' DeepseekV4Config states qk_nope_head_dim = head_dim - qk_rope_head_dim.
+TEST(SurveyFixes, DeepseekV4NopeDimChecked) {
+  const std::string name = "DeepSeek-V4-Flash-NVFP4-FP8";
+  EXPECT_EQ(FolderError(name), "(no error)");
+  EXPECT_NE(ParseError(EditedConfig(name, "\"qk_nope_head_dim\": 448", "\"qk_nope_head_dim\": 440"))
+                .find("field 'qk_nope_head_dim': 440 + qk_rope_head_dim 64 is not head_dim 512"),
+            std::string::npos);
+}
+
+
 uint64_t Nvfp4(uint64_t n) { return n / 2 + n / 16 + 4; }  // e2m1 + e4m3 per 16 + f32 per tensor
 uint64_t Mxfp4(uint64_t n) { return n / 2 + n / 32; }      // e2m1 + e8m0 per 32
 // e4m3 + an f32 scale per 128×128 block of each of e matrices [r, d].
@@ -220,6 +235,45 @@ uint64_t Fp8Blocks(uint64_t e, uint64_t r, uint64_t d) { return e * r * d + 4 * 
 
 
 // ---- Quantized checkpoints sized by their formats -------------------------------------------
+
+
+// DeepSeek-V4's checkpoints name modules their own way (attn.wq_a ... ffn.experts.N.w1): NVIDIA's
+// MIXED_PRECISION map ("layers.N.ffn.experts": NVFP4; "*.attn.*", "*.ffn.shared_experts.*",
+// "head" excluded) puts the routed experts, and only they, in NVFP4. V4-Flash: 43 layers of 256
+// experts, [2·2048, 4096] and [4096, 2048] each.
+TEST(SurveyFixes, DeepseekV4NvfpFourExperts) {
+  const Costed run = Folder("DeepSeek-V4-Flash-NVFP4");
+  EXPECT_EQ(FormatOf(run.step, "layers.3.moe.experts.gate_up_proj.weight"), Format::kNvfp4);
+  EXPECT_EQ(FormatOf(run.step, "layers.3.moe.experts.down_proj.weight"), Format::kNvfp4);
+  EXPECT_EQ(FormatOf(run.step, "layers.3.attn.q_a_proj.weight"), Format::kBf16);
+  EXPECT_EQ(FormatOf(run.step, "layers.3.moe.shared_expert.gate_up_proj.weight"), Format::kBf16);
+  const uint64_t per_tensor = 256ull * 4096 * 2048 * 2;  // gate_up elements (down: half)
+  const uint64_t experts = 43 * (per_tensor + per_tensor / 2);
+  const uint64_t expert_bytes = 43 * (Nvfp4(per_tensor) + Nvfp4(per_tensor / 2));
+  // The rest in bf16, but each learned router's e_score_correction_bias [256] in f32 (the
+  // 43 - 3 layers that do not route by hash): 2 more bytes per element.
+  const uint64_t f32_extra = 2 * 256 * (43 - 3);
+  EXPECT_EQ(run.figures.weight_bytes,
+            2 * (run.figures.params_total - experts) + expert_bytes + f32_extra);
+  // RedHatAI's copy (compressed-tensors: the transformers port's names) agrees on the experts.
+  const Costed redhat = Folder("DeepSeek-V4-Flash-NVFP4-FP8");
+  EXPECT_EQ(FormatOf(redhat.step, "layers.3.moe.experts.gate_up_proj.weight"), Format::kNvfp4);
+  EXPECT_EQ(FormatOf(redhat.step, "layers.3.attn.q_b_proj.weight"), Format::kFp8E4m3B128x128);
+}
+
+
+// expert_dtype "fp4" beside an fp8 quantization_config (deepseek-ai/DeepSeek-V4-Flash): the
+// routed experts in MXFP4, the other layer matrices in 128×128-block FP8.
+TEST(SurveyFixes, DeepseekV4ExpertDtypeFp4) {
+  const Costed run = Folder("DeepSeek-V4-Flash");
+  EXPECT_EQ(FormatOf(run.step, "layers.3.moe.experts.gate_up_proj.weight"), Format::kMxfp4);
+  EXPECT_EQ(FormatOf(run.step, "layers.3.attn.q_b_proj.weight"), Format::kFp8E4m3B128x128);
+  const uint64_t per_tensor = 256ull * 4096 * 2048 * 2;
+  const Costed fp8 = Folder("DeepSeek-V4-Flash-FP8");  // sgl-project's copy: no expert_dtype
+  const uint64_t fp8_experts = 43 * (Fp8Blocks(256, 4096, 4096) + Fp8Blocks(256, 4096, 2048));
+  const uint64_t fp4_experts = 43 * (Mxfp4(per_tensor) + Mxfp4(per_tensor / 2));
+  EXPECT_EQ(fp8.figures.weight_bytes - run.figures.weight_bytes, fp8_experts - fp4_experts);
+}
 
 
 // Gemma-4's routed experts are `experts` beside the dense `mlp` (transformers'
