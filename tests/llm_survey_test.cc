@@ -228,6 +228,16 @@ TEST(SurveyFixes, DeepseekV4NopeDimChecked) {
 }
 
 
+// poolside's Laguna: a head count per layer and a per-head output gate, refused by name.
+TEST(SurveyFixes, LagunaRefusedWithWhy) {
+  for (const char* name : {"Laguna-XS.2-FP8", "Laguna-S-2.1-FP8"}) {
+    const std::string why = FolderError(name);
+    EXPECT_NE(why.find("\"laguna\" is not read"), std::string::npos) << why;
+    EXPECT_NE(why.find("num_attention_heads_per_layer"), std::string::npos) << why;
+  }
+}
+
+
 uint64_t Nvfp4(uint64_t n) { return n / 2 + n / 16 + 4; }  // e2m1 + e4m3 per 16 + f32 per tensor
 uint64_t Mxfp4(uint64_t n) { return n / 2 + n / 32; }      // e2m1 + e8m0 per 32
 // e4m3 + an f32 scale per 128×128 block of each of e matrices [r, d].
