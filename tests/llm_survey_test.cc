@@ -323,5 +323,23 @@ TEST(SurveyFixes, Gemma4ExpertsAreNotTheMlp) {
             2 * (run.figures.params_total - experts) + 30 * (Nvfp4(gate_up) + Nvfp4(down)));
 }
 
+// Qwen3.6-27B (qwen3_5, dense; model card: 27B): output_gate_type "swish" is the gate's
+// activation (read, listed); NVIDIA's MIXED_PRECISION map puts the attention and GatedDeltaNet
+// projections in FP8, the MLP and the LM head in W4A16 NVFP4, the rest (in_proj_b / _a) in bf16.
+TEST(SurveyFixes, Qwen36OutputGateTypeAndMixedPrecision) {
+  const Costed run = Folder("Qwen3.6-27B-NVFP4");
+  EXPECT_NEAR(Billions(run.figures.params_total), 27, 0.5);
+  EXPECT_TRUE(HasAssumption(run, "output_gate_type \"swish\""));
+  EXPECT_EQ(FormatOf(run.step, "layers.0.linear_attn.in_proj_qkvz.weight"), Format::kFp8E4m3);
+  EXPECT_EQ(FormatOf(run.step, "layers.0.linear_attn.in_proj_ba.weight"), Format::kBf16);
+  EXPECT_EQ(FormatOf(run.step, "layers.3.attn.qkv_proj.weight"), Format::kFp8E4m3);
+  EXPECT_EQ(FormatOf(run.step, "layers.3.mlp.gate_up_proj.weight"), Format::kNvfp4);
+  EXPECT_EQ(FormatOf(run.step, "lm_head.weight"), Format::kNvfp4);
+  EXPECT_NE(ParseError(EditedConfig("Qwen3.6-27B-NVFP4", "\"output_gate_type\": \"swish\"",
+                                    "\"output_gate_type\": \"tanh\""))
+                .find("field 'text_config.output_gate_type': \"tanh\" (expected sigmoid, swish or silu)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace opscope::import::hf
