@@ -339,6 +339,15 @@ TEST(SurveyFixes, Qwen36OutputGateTypeAndMixedPrecision) {
                                     "\"output_gate_type\": \"tanh\""))
                 .find("field 'text_config.output_gate_type': \"tanh\" (expected sigmoid, swish or silu)"),
             std::string::npos);
+  // Qwen3.6-35B-A3B (qwen3_5_moe; model card: 35B total, 3B active): the routed experts
+  // ("mlp.experts"), the shared expert and the LM head in NVFP4, the attention in FP8.
+  const Costed moe = Folder("Qwen3.6-35B-A3B-NVFP4");
+  EXPECT_NEAR(Billions(moe.figures.params_total), 35, 0.5);
+  EXPECT_NEAR(Billions(moe.figures.params_active), 3, 0.5);  // Qwen counts the embeddings in
+  EXPECT_EQ(FormatOf(moe.step, "layers.0.moe.experts.gate_up_proj.weight"), Format::kNvfp4);
+  EXPECT_EQ(FormatOf(moe.step, "layers.0.moe.shared_expert.gate_up_proj.weight"), Format::kNvfp4);
+  EXPECT_EQ(FormatOf(moe.step, "layers.3.attn.qkv_proj.weight"), Format::kFp8E4m3);
+  EXPECT_EQ(FormatOf(moe.step, "layers.0.moe.router.weight"), Format::kBf16);
 }
 
 }  // namespace
