@@ -56,6 +56,7 @@ Result<void> CheckUnreadFields(const ConfigObject& object, std::string_view mode
   for (const std::string& key : object.Keys()) {
     if (object.WasRead(key) || IsQuiet(key)) continue;
     if (key == "top_k" && experts_counted_elsewhere) continue;
+    if (!object.HasValue(key)) continue;  // null: None in Python, an absent field
     if (const NotedField* noted = FindNoted(key)) {
       // A null tower ("audio_config": null, Gemma-4 26B / 31B) is no tower: nothing left out.
       if (object.HasValue(key)) assumptions.emplace_back(noted->why);

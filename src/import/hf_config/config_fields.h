@@ -90,7 +90,8 @@ inline constexpr std::string_view kQuietFields[] = {
     "floor_scale", "rescale_prenorm_residual", "residual_in_fp32", "use_mamba_kernels",
     "norm_before_gate", "time_step_floor", "time_step_max", "time_step_min",
     "time_step_init_scheme", "time_step_scale", "time_step_limit", "chunk_size", "clip_qkv",
-    "pretraining_tp", "hc_eps", "hc_sinkhorn_iters", "compress_rope_theta", "mamba_hidden_act",
+    "pretraining_tp", "hc_eps", "hc_sinkhorn_iters", "compress_rope_theta",
+    "compress_rope_parameters", "moe_router_scaling_factor", "mamba_hidden_act",
     "mamba_chunk_size", "use_mamba_kernel", "rms_norm", "mamba_rms_norm",
     // Training-only: dropout, losses, routing noise and groups.
     "attention_dropout", "hidden_dropout", "embd_pdrop", "resid_pdrop", "attn_pdrop",
@@ -105,6 +106,9 @@ inline constexpr std::string_view kQuietFields[] = {
     "use_falcon_mambapy", "use_mambapy",
     // BailingMoeConfig (Ling): dropouts, and the normalised head / softmax (no shape change).
     "embedding_dropout", "output_dropout", "norm_head", "norm_softmax",
+    // Settings of a vision front end that is not costed (vision_config says so): Kimi-K2.5's
+    // KimiK25Config.
+    "use_unified_vision_chunk", "video_placeholder",
 };
 
 // Fields a reader leaves out of the step on purpose; each present one adds its line to
@@ -120,7 +124,8 @@ inline constexpr NotedField kNotedFields[] = {
 
 // Every field of `object` that was never looked up (a nested object counts as one field):
 // quiet, noted (a line in `assumptions`), an error when its name says it changes shapes, else a
-// line in `assumptions`. `model_type` names the family in messages.
+// line in `assumptions`. A null field is an absent one (Python's None: the feature is off, as
+// MiniMax-M2's "sliding_window": null) and passes. `model_type` names the family in messages.
 Result<void> CheckUnreadFields(const ConfigObject& object, std::string_view model_type,
                                std::vector<std::string>& assumptions);
 

@@ -322,6 +322,12 @@ inline constexpr RefusedFamily kRefusedFamilies[] = {
     {"kimi_k3", "its KDA / MLA hybrid adds a latent MoE with a norm (routed_expert_hidden_size, "
                 "latent_moe_use_norm), block attention residuals (attn_res_block_size), an MLA "
                 "output gate and a 'situ' activation, none of which is modelled"},
+    // Laguna (poolside; Laguna-XS.2, Laguna-S-2.1): the attention's head count changes per layer
+    // (num_attention_heads_per_layer) over a fixed KV head count, and a per-head sigmoid gate
+    // (g_proj) scales the attention output; the decoder reader has one head count for all layers.
+    {"laguna", "its attention has a head count per layer (num_attention_heads_per_layer: 48 on "
+               "the full-attention layers, 64 or 72 on the sliding ones, over 8 KV heads) and a "
+               "per-head sigmoid output gate (g_proj), which no reader models"},
     {"hunyuan_v1_moe", "no public config.json with this model_type was found (the published "
                        "Hunyuan-A13B config is remote code, model_type 'hunyuan', per-layer lists)"},
 };

@@ -72,7 +72,17 @@ Result<void> ReadQkNorm(const Reader& r) {
   const QkNorm kind = r.family().qk_norm;
   switch (kind) {
     case QkNorm::kNone: return {};
-    case QkNorm::kPerHead: a.qk_norm = true; return {};
+    case QkNorm::kPerHead: {
+      // Qwen3 and its kin norm q and k in every attention layer; a config may still say so
+      // (Qwen3-Coder-480B's use_qk_norm: true). A false one describes another model.
+      OPSCOPE_TRY(use, r.Bool("use_qk_norm"));
+      if (use && !*use) {
+        return r.Fail("use_qk_norm", "false, but model_type '" + r.spec().model_type +
+                                         "' norms q and k in every attention layer");
+      }
+      a.qk_norm = true;
+      return {};
+    }
     case QkNorm::kFullWidth: a.qk_norm = a.qk_norm_full = true; return {};
     case QkNorm::kFlag:
     case QkNorm::kFlagFull:
@@ -103,10 +113,28 @@ Result<void> ReadAttentionShape(const Reader& r) {
     // Qwen2Attention: q/k/v projections always carry a bias (Qwen2MoeConfig: qkv_bias, True).
     OPSCOPE_TRY(qkv, r.BoolOr("qkv_bias", true));
     spec.attn.qkv_bias = qkv;
+    // The class's attention_bias (MiMo's config sets it) is not what Qwen2Attention reads: q/k/v
+    // carry a bias either way and o_proj none.
+    OPSCOPE_TRY(unused, r.Bool(f.bias_key));
+    if (unused) {
+      r.Note("config field '" + std::string(f.bias_key) + "' (" + (*unused ? "true" : "false") +
+             ") is not read by model_type '" + spec.model_type + "''s attention: q/k/v " +
+             "always carry a bias, o_proj none (Qwen2Attention)");
+    }
   } else {
     OPSCOPE_TRY(bias, r.BoolOr(f.bias_key, f.bias));
     spec.attn.qkv_bias = bias;
     spec.attn.o_bias = bias && !f.qkv_bias_only;
+    // A stray qkv_bias (Qwen3-Coder-480B's config, a Qwen3MoeConfig, which reads
+    // attention_bias): it must say the same as the bias the family reads.
+    if (f.bias_key != "qkv_bias") {
+      OPSCOPE_TRY(stray, r.Bool("qkv_bias"));
+      if (stray && *stray != bias) {
+        return r.Fail("qkv_bias", std::string(*stray ? "true" : "false") + " disagrees with '" +
+                                      std::string(f.bias_key) + "' (" + (bias ? "true" : "false") +
+                                      "), which model_type '" + spec.model_type + "' reads");
+      }
+    }
   }
   // SeedOssConfig: attention_out_bias, separate from the q/k/v bias.
   OPSCOPE_TRY(out_bias, r.Bool("attention_out_bias"));
@@ -285,7 +313,10 @@ Result<void> ReadMoe(const Reader& r) {
   spec.moe.sigmoid_scores = scoring == "sigmoid";
   // The correction bias: DeepSeek-style sigmoid routers (MiniMax-M2: use_routing_bias) and
   // ERNIE-4.5's moe_statics over softmax scores.
-  OPSCOPE_TRY(routing_bias, r.BoolOr("use_routing_bias", true));
+  // Step-3.7-Flash names it use_moe_router_bias (a float32 router_bias per expert, added to
+  // the scores for the top-k choice only, as DeepSeek's correction bias).
+  OPSCOPE_TRY(step_bias, r.Bool("use_moe_router_bias"));
+  OPSCOPE_TRY(routing_bias, r.BoolOr("use_routing_bias", step_bias.value_or(true)));
   spec.moe.score_correction_bias = (f.sigmoid_router && routing_bias) || f.correction_bias;
   return {};
 }

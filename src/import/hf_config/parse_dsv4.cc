@@ -30,6 +30,41 @@
 namespace opscope::import::hf {
 namespace {
 
+// expert_dtype (DeepseekV4Config): "fp4" stores the routed experts in FP4 beside the FP8
+// quantization_config of the other matrices, which vLLM loads as MXFP4 (e2m1 values, a ue8m0
+// scale per 32: its DeepSeek-V4 quantization config picks Mxfp4MoEMethod for expert_dtype
+// "fp4"); "fp8" leaves them to the quantization_config. A rule ahead of the checkpoint's others
+// gives the routed experts mxfp4 (an hf_quant_config.json, which replaces quantization_config,
+// replaces it too).
+Result<void> ReadExpertDtype(const Reader& r) {
+  ModelSpec& spec = r.spec();
+  OPSCOPE_TRY(expert_dtype, r.StringOr("expert_dtype", "fp8"));
+  if (expert_dtype == "fp8") return {};
+  if (expert_dtype != "fp4") {
+    return r.Fail("expert_dtype", "\"" + expert_dtype + "\" (expected fp4 or fp8)");
+  }
+  CheckpointQuant& q = spec.quant;
+  if (q.scope == CheckpointQuant::Scope::kNone || !q.unsupported.empty()) {
+    r.Note("expert_dtype \"fp4\": the checkpoint stores the routed experts in FP4, but it "
+           "declares no quantization_config to place them in; the recipe sizes them like the "
+           "other matrices");
+    return {};
+  }
+  OPSCOPE_TRY(experts, ModulePatterns::Make({"*.ffn.experts.*"}, false, r.object().Path("expert_dtype")));
+  std::vector<QuantRule> rules{{std::move(experts),
+                                QuantScheme{format::Format::kMxfp4, q.activations,
+                                            "expert_dtype fp4"}}};
+  if (q.rules) rules.insert(rules.end(), q.rules->begin(), q.rules->end());
+  q.rules = std::make_shared<const std::vector<QuantRule>>(std::move(rules));
+  q.notes.push_back("routed experts in mxfp4 from " + r.object().Path("expert_dtype") +
+                    " \"fp4\" (e2m1, a ue8m0 scale per 32, as vLLM loads DeepSeek-V4's FP4 "
+                    "experts)");
+  return {};
+}
+
+}  // namespace
+namespace {
+
 // compress_ratios, or layer_types with compress_rates, or DeepseekV4Config's default (two HCA
 // layers, then CSA / HCA alternating).
 Result<void> ReadCompression(const Reader& r, int64_t layers) {
@@ -111,7 +146,16 @@ Result<void> ReadDeepseekV4(const Reader& r) {
   OPSCOPE_TRY(o_lora, r.IntOr("o_lora_rank", 1024));
   OPSCOPE_TRY(hc, r.IntOr("hc_mult", 4));
   OPSCOPE_TRY(window, r.IntOr("sliding_window", 128));
-  OPSCOPE_CHECK(r.Int("qk_rope_head_dim"));  // the rotated slice of head_dim: sizes nothing
+  OPSCOPE_TRY(rope_dim, r.Int("qk_rope_head_dim"));  // the rotated slice of head_dim
+  // transformers' DeepseekV4Config also states the unrotated rest, qk_nope_head_dim =
+  // head_dim - qk_rope_head_dim (RedHatAI's copy: 512 - 64 = 448): checked, sizes nothing.
+  OPSCOPE_TRY(nope_dim, r.Int("qk_nope_head_dim"));
+  if (nope_dim && *nope_dim + rope_dim.value_or(0) != spec.attn.head_dim) {
+    return r.Fail("qk_nope_head_dim", std::to_string(*nope_dim) + " + qk_rope_head_dim " +
+                                          std::to_string(rope_dim.value_or(0)) +
+                                          " is not head_dim " +
+                                          std::to_string(spec.attn.head_dim));
+  }
   if (spec.attn.heads * spec.attn.head_dim % groups != 0) {
     return r.Fail("o_groups", std::to_string(groups) + " does not divide the attention output " +
                                   std::to_string(spec.attn.heads * spec.attn.head_dim));
@@ -137,12 +181,7 @@ Result<void> ReadDeepseekV4(const Reader& r) {
   spec.moe.sigmoid_scores = scoring != "softmax";
   OPSCOPE_TRY(topk_method, r.StringOr("topk_method", "noaux_tc"));
   spec.moe.score_correction_bias = topk_method == "noaux_tc";
-  OPSCOPE_TRY(expert_dtype, r.StringOr("expert_dtype", ""));
-  if (!expert_dtype.empty()) {
-    r.Note("expert_dtype \"" + expert_dtype + "\": the checkpoint stores the routed experts in " +
-           "that format; the recipe sizes them like the other matrices unless --weights says "
-           "otherwise");
-  }
+  OPSCOPE_CHECK(ReadExpertDtype(r));
   OPSCOPE_CHECK(r.Int("intermediate_size"));  // DeepseekV4Config maps it to moe_intermediate_size
   return ReadMtp(r);
 }

@@ -19,6 +19,17 @@ Result<void> ReadQwenHybrid(const Reader& r) {
   spec.attn.qk_norm = true;
   OPSCOPE_TRY(gate, r.BoolOr("attn_output_gate", true));
   spec.attn.output_gate = gate;
+  // Qwen3.6's output_gate_type ("swish"; Qwen3.5 omits it and means sigmoid): which
+  // activation a gate applies. The gate's weights and the Mul it feeds are the same either way;
+  // the elementwise activation is not costed apart.
+  OPSCOPE_TRY(gate_type, r.StringOr("output_gate_type", "sigmoid"));
+  if (gate_type != "sigmoid" && gate_type != "swish" && gate_type != "silu") {
+    return r.Fail("output_gate_type", "\"" + gate_type + "\" (expected sigmoid, swish or silu)");
+  }
+  if (r.Has("output_gate_type")) {
+    r.Note("output_gate_type \"" + gate_type + "\": the gate's activation; its weights and the "
+           "gating Mul are the same for every activation");
+  }
   OPSCOPE_TRY(sliding, r.BoolOr("use_sliding_window", false));
   if (sliding) return r.Fail("use_sliding_window", "true is not modelled for this family");
 

@@ -33,6 +33,14 @@ Result<void> ReadMlaSizes(const Reader& r) {
   OPSCOPE_TRY(nope, r.Required("qk_nope_head_dim"));
   OPSCOPE_TRY(rope, r.Required("qk_rope_head_dim"));
   OPSCOPE_TRY(v, r.Required("v_head_dim"));
+  // GlmMoeDsaConfig also states the whole query/key head, qk_head_dim = qk_nope_head_dim +
+  // qk_rope_head_dim (GLM-5: 192 + 64 = 256); read to check it, it sizes nothing else.
+  OPSCOPE_TRY(qk_head, r.Int("qk_head_dim"));
+  if (qk_head && *qk_head != nope + rope) {
+    return r.Fail("qk_head_dim", std::to_string(*qk_head) + " is not qk_nope_head_dim " +
+                                     std::to_string(nope) + " + qk_rope_head_dim " +
+                                     std::to_string(rope));
+  }
   spec.mla.kv_lora_rank = kvr;
   spec.mla.qk_nope_head_dim = nope;
   spec.mla.qk_rope_head_dim = rope;
@@ -54,6 +62,13 @@ Result<void> ReadIndexer(const Reader& r) {
   OPSCOPE_TRY(pattern, r.StringOr("index_topk_pattern", ""));
   OPSCOPE_TRY(freq, r.IntOr("index_topk_freq", 1));
   OPSCOPE_TRY(offset, r.CountOr("index_skip_topk_offset", 2));
+  // GLM-5.2: the multi-token-prediction iteration reuses the main model's top-k selection.
+  // The MTP modules are not part of the step (params_mtp counts their weights either way).
+  OPSCOPE_TRY(mtp_shares, r.BoolOr("index_share_for_mtp_iteration", false));
+  if (mtp_shares) {
+    r.Note("index_share_for_mtp_iteration: the MTP module reuses the indexer's selection; MTP "
+           "modules are not part of the step");
+  }
   for (int64_t i = 0; i < spec.num_layers(); ++i) {
     bool own = true;
     if (!types.empty()) {

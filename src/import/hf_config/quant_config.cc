@@ -254,6 +254,8 @@ Result<void> ReadFp8(const ConfigObject& qc, CheckpointQuant& out, std::vector<Q
   OPSCOPE_TRY(block, qc.IntList("weight_block_size"));
   OPSCOPE_TRY(scheme, qc.String("activation_scheme"));
   const std::string activation = scheme.value_or("dynamic");
+  // MiniMax-M2.5 writes the torch dtype's name, float8_e4m3fn: the same e4m3 format.
+  if (fmt && *fmt == "float8_e4m3fn") fmt = "e4m3";
   if (fmt.value_or("e4m3") != "e4m3") {
     out.unsupported = where + " with fmt \"" + *fmt + "\" (only e4m3 is modelled)";
     return {};

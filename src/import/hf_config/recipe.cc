@@ -461,7 +461,8 @@ Format WeightFormats::FromCheckpoint(const WeightSite& site, std::string_view te
                  q.scope == CheckpointQuant::Scope::kAllLinear;
       break;
   }
-  const std::vector<std::string> names = HfModuleNames(tensor_name, q.module_prefix);
+  const std::vector<std::string> names =
+      HfModuleNames(tensor_name, q.module_prefix, spec_.model_type);
   const QuantScheme* s = q.SchemeFor(names, in_scope);
   return s ? s->weights : recipe_.dtype;
 }
@@ -568,9 +569,69 @@ const ModuleNames kModuleNames[] = {
     {"mamba.out_proj", {"mixer.out_proj"}},
 };
 
+// Families whose checkpoints name some modules their own way; a row here replaces the row of
+// kModuleNames for that family (the generic names would match the family's other modules:
+// Gemma-4's dense MLP is "mlp", its routed experts are not under it).
+struct FamilyModuleNames {
+  std::initializer_list<std::string_view> model_types;
+  std::initializer_list<ModuleNames> rows;
+};
+const FamilyModuleNames kFamilyModuleNames[] = {
+    // transformers' Gemma4TextDecoderLayer: `router` (its Linear `proj`) and `experts`
+    // (gate_up_proj, down_proj) beside the dense `mlp`.
+    {{"gemma4", "gemma4_text"},
+     {{"moe.router", {"router.proj", "router"}},
+      {"moe.experts.gate_up_proj", {"experts.gate_up_proj", "experts.0.gate_up_proj"}},
+      {"moe.experts.down_proj", {"experts.down_proj", "experts.0.down_proj"}}}},
+    // DeepSeek-V4's own checkpoint (its inference/model.py: attn.wq_a, wq_b, wkv, wo_a, wo_b,
+    // the compressor's wkv and wgate, the indexer's wq_b and weights_proj; ffn.gate,
+    // ffn.experts.N.w1/w2/w3, ffn.shared_experts.w1/w2/w3), and the transformers port's
+    // (RedHatAI's copy: attn.fused_wqa_wkv for q_a and kv together, ffn.*.gate/up/down_proj).
+    {{"deepseek_v4", "deepseek_ref"},
+     {{"attn.q_a_proj", {"attn.wq_a", "attn.fused_wqa_wkv"}},
+      {"attn.q_b_proj", {"attn.wq_b"}},
+      {"attn.kv_proj", {"attn.wkv", "attn.fused_wqa_wkv"}},
+      {"attn.o_a_proj", {"attn.wo_a"}},
+      {"attn.o_b_proj", {"attn.wo_b"}},
+      {"attn.compressor.kv_proj", {"attn.compressor.wkv"}},
+      {"attn.compressor.gate_proj", {"attn.compressor.wgate"}},
+      {"attn.compressor.indexer.kv_proj", {"attn.indexer.compressor.wkv"}},
+      {"attn.compressor.indexer.gate_proj", {"attn.indexer.compressor.wgate"}},
+      {"attn.compressor.indexer.q_b_proj", {"attn.indexer.wq_b"}},
+      {"attn.compressor.indexer.weights_proj", {"attn.indexer.weights_proj"}},
+      {"moe.router", {"ffn.gate"}},
+      {"moe.experts.gate_up_proj",
+       {"ffn.experts.0.w1", "ffn.experts.0.w3", "ffn.experts.0.gate_proj",
+        "ffn.experts.0.up_proj"}},
+      {"moe.experts.down_proj", {"ffn.experts.0.w2", "ffn.experts.0.down_proj"}},
+      {"moe.shared_expert.gate_up_proj",
+       {"ffn.shared_experts.w1", "ffn.shared_experts.w3", "ffn.shared_experts.gate_proj",
+        "ffn.shared_experts.up_proj"}},
+      {"moe.shared_expert.down_proj",
+       {"ffn.shared_experts.w2", "ffn.shared_experts.down_proj"}}}},
+};
+
+// The family's own row for a step module, else the generic one; nullptr when neither names it.
+const ModuleNames* FindModuleNames(std::string_view step, std::string_view model_type) {
+  for (const FamilyModuleNames& family : kFamilyModuleNames) {
+    if (std::find(family.model_types.begin(), family.model_types.end(), model_type) ==
+        family.model_types.end()) {
+      continue;
+    }
+    for (const ModuleNames& row : family.rows) {
+      if (row.step == step) return &row;
+    }
+  }
+  for (const ModuleNames& row : kModuleNames) {
+    if (row.step == step) return &row;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-std::vector<std::string> HfModuleNames(std::string_view tensor_name, std::string_view prefix) {
+std::vector<std::string> HfModuleNames(std::string_view tensor_name, std::string_view prefix,
+                                       std::string_view model_type) {
   std::string_view module = tensor_name;
   for (std::string_view suffix : {".weight", ".bias"}) {
     if (module.ends_with(suffix)) module.remove_suffix(suffix.size());
@@ -586,9 +647,8 @@ std::vector<std::string> HfModuleNames(std::string_view tensor_name, std::string
   if (dot == std::string_view::npos) return {p + std::string(module)};
   const std::string layer = p + std::string(module.substr(0, dot + 1));  // "model.layers.3."
   const std::string_view rest = module.substr(dot + 1);
-  for (const ModuleNames& row : kModuleNames) {
-    if (row.step != rest) continue;
-    for (std::string_view hf : row.hf) names.push_back(layer + std::string(hf));
+  if (const ModuleNames* row = FindModuleNames(rest, model_type)) {
+    for (std::string_view hf : row->hf) names.push_back(layer + std::string(hf));
     return names;
   }
   names.push_back(layer + std::string(rest));

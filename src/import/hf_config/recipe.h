@@ -140,8 +140,11 @@ class WeightFormats {
 // The Hugging Face module names a step-graph weight stands for ("layers.3.attn.qkv_proj.weight"
 // -> "model.layers.3.self_attn.q_proj", "...k_proj", "...v_proj", ...), under the naming of
 // every family opscope reads (self_attn / mixer, mlp / block_sparse_moe, shared_expert(s),
-// MLA's kv_a_proj_with_mqa, TensorRT-LLM's fused_a). `prefix` precedes "layers." ("model.").
-std::vector<std::string> HfModuleNames(std::string_view tensor_name, std::string_view prefix);
+// MLA's kv_a_proj_with_mqa, TensorRT-LLM's fused_a), and the family's own where its
+// checkpoints differ (`model_type`: Gemma-4's router / experts, DeepSeek-V4's wq_a ... ffn.*).
+// `prefix` precedes "layers." ("model.").
+std::vector<std::string> HfModuleNames(std::string_view tensor_name, std::string_view prefix,
+                                       std::string_view model_type = {});
 
 // A tensor-parallel shard whose MLP or expert intermediate width does not divide the
 // quantization block of its down projection (or of the matrix inputs) is padded to whole
