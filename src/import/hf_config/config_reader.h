@@ -126,6 +126,7 @@ Result<void> ReadKimiLinear(const Reader& r);
 Result<void> ReadDeepseekV4(const Reader& r);
 Result<void> ReadGemma4(const Reader& r);
 Result<void> ReadMimoV2Flash(const Reader& r);
+Result<void> ReadLaguna(const Reader& r);
 // Shared by the hybrid readers: the attention block of a decoder family (heads, biases, q/k
 // norms, windows) without its layer list.
 Result<void> ReadAttentionShape(const Reader& r);

@@ -367,6 +367,7 @@ Result<void> Dispatch(const Reader& r, const ConfigObject& root) {
     case ReaderKind::kDeepseekV4: return ReadDeepseekV4(r);
     case ReaderKind::kGemma4: return ReadGemma4(r);
     case ReaderKind::kMimoV2Flash: return ReadMimoV2Flash(r);
+    case ReaderKind::kLaguna: return ReadLaguna(r);
   }
   return MakeError("unknown reader");
 }
