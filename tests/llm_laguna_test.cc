@@ -21,6 +21,7 @@
 #include "import/hf_config/model_dir.h"
 #include "import/hf_config/recipe.h"
 #include "import/hf_config/step_graph.h"
+#include "llm/deployment.h"
 #include "llm/llm.h"
 
 namespace opscope::import::hf {
@@ -331,6 +332,26 @@ TEST(Laguna, TransformConfigLocations) {
                                         "\"output\" (an online rotation at run time is not modelled)"),
             std::string::npos)
       << recipe.error().message;
+}
+
+// Tensor parallelism splits each layer's own head count: S-2.1's 48 and 72 heads divide by 8
+// (6 and 9 per device, g_proj [9, 3072] on a sliding layer), 72 does not divide by 16.
+TEST(Laguna, TensorParallelSplitsLayerHeads) {
+  const Loaded s = Folder("Laguna-S-2.1-FP8");
+  const device::Device h200 = *device::FindBuiltinDevice("h200");
+  EXPECT_TRUE(llm::PlanDeployment(s.spec, {.tp = 8}, h200).has_value());
+  auto sixteen = llm::PlanDeployment(s.spec, {.tp = 16}, h200);
+  ASSERT_FALSE(sixteen.has_value());
+  EXPECT_EQ(sixteen.error().message,
+            "option '--tp': 72 attention heads of layer 1 are not divisible by 16");
+  auto recipe = ResolveRecipe(s.spec, {});
+  ASSERT_TRUE(recipe.has_value());
+  DeviceShard shard;
+  shard.tp = 8;
+  auto step = BuildStepGraph(s.spec, *recipe, shard);
+  ASSERT_TRUE(step.has_value()) << step.error().message;
+  EXPECT_EQ(Dims(*step, "layers.1.attn.g_proj.weight"), (std::vector<int64_t>{9, 3072}));
+  EXPECT_EQ(Dims(*step, "layers.0.attn.o_proj.weight"), (std::vector<int64_t>{3072, 6 * 128}));
 }
 
 }  // namespace
