@@ -305,6 +305,13 @@ TEST(Laguna, RefusalsNameTheField) {
   EXPECT_EQ(ParseError(Edited(xs, "\"partial_rotary_factor\": 0.5,\n  \"mlp_layer_types\"",
                               "\"partial_rotary_factor\": 1.5,\n  \"mlp_layer_types\"")),
             "config.json: field 'partial_rotary_factor': 1.500000 is not in (0, 1]");
+  EXPECT_EQ(ParseError(Edited(xs, "\"layer_types\": [\n    \"full_attention\"",
+                              "\"layer_types\": [\n    \"chunked_attention\"")),
+            "config.json: field 'layer_types': item 0: \"chunked_attention\" (expected "
+            "full_attention or sliding_attention)");
+  EXPECT_EQ(ParseError(Edited(xs, "\"shared_expert_intermediate_size\": 512,", "")),
+            "config.json: field 'shared_expert_intermediate_size': is absent or 0, but every "
+            "Laguna MoE layer has a shared expert (its width is required)");
   // A field the reader does not know, with a shape-like name, stays an error.
   EXPECT_NE(ParseError(Edited(xs, "\"gating\": true", "\"gating\": true, \"num_gate_heads\": 4"))
                 .find("field 'num_gate_heads': not read"),

@@ -20,7 +20,7 @@
 //  * mlp_layer_types: dense (an MLP of intermediate_size) or sparse (MoE) per layer (absent:
 //    the first layer dense). A sparse layer has num_experts routed experts of
 //    moe_intermediate_size (top num_experts_per_tok), one shared expert of
-//    shared_expert_intermediate_size, and a sigmoid router [num_experts, hidden] with an
+//    shared_expert_intermediate_size (required), and a sigmoid router [num_experts, hidden] with an
 //    e_score_correction_bias [num_experts]. The remote code's mlp_only_layers and
 //    decoder_sparse_step (MoE where i is not listed and (i + 1) % step == 0) must say the same.
 //  * moe_routed_scaling_factor (2.5): the routed experts' sum is multiplied by it before the
@@ -173,9 +173,10 @@ Result<void> ReadLaguna(const Reader& r) {
   spec.layers.assign(static_cast<size_t>(layers), LayerSpec{Mixer::kAttention, 0, Ffn::kDense});
   OPSCOPE_TRY(types, r.LayerList("layer_types", layers));
   OPSCOPE_TRY(window, r.WindowOr("sliding_window", r.family().window));
-  for (const std::string& t : types) {
-    if (t != "full_attention" && t != "sliding_attention") {
-      return r.Fail("layer_types", "\"" + t + "\" (expected full_attention or sliding_attention)");
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] != "full_attention" && types[i] != "sliding_attention") {
+      return r.Fail("layer_types", "item " + std::to_string(i) + ": \"" + types[i] +
+                                       "\" (expected full_attention or sliding_attention)");
     }
   }
   OPSCOPE_CHECK(ApplyLayerTypes(r, types, window, 0));
@@ -183,6 +184,15 @@ Result<void> ReadLaguna(const Reader& r) {
   OPSCOPE_CHECK(ReadGate(r));
   OPSCOPE_CHECK(ReadRope(r));
   OPSCOPE_CHECK(ReadMlps(r));  // mlp_layer_types (MoePlacement::kMlpTypes), experts, router
+  // LagunaSparseMoeBlock always has its shared expert; the class default width (512) is
+  // XS.2's, so an MoE config must say it.
+  const bool any_moe = std::any_of(spec.layers.begin(), spec.layers.end(),
+                                   [](const LayerSpec& l) { return l.ffn == Ffn::kMoe; });
+  if (any_moe && spec.moe.shared_intermediate == 0) {
+    return r.Fail("shared_expert_intermediate_size",
+                  "is absent or 0, but every Laguna MoE layer has a shared expert (its width is "
+                  "required)");
+  }
   OPSCOPE_CHECK(CheckRemotePlacement(r));
   return ReadScalars(r);
 }
