@@ -256,13 +256,20 @@ TEST(SurveyFixes, DeepseekV4NopeDimChecked) {
             std::string::npos);
 }
 
-// poolside's Laguna: a head count per layer and a per-head output gate, refused by name.
-TEST(SurveyFixes, LagunaRefusedWithWhy) {
+// poolside's Laguna (a query-head count per layer, a softplus gate from g_proj): both releases
+// run fully costed (tests/llm_laguna_test.cc has their closed forms); model card counts:
+// Laguna XS.2 33B-A3B (huggingface.co/poolside), Laguna S 2.1 118B total, ~8B activated (NVIDIA
+// NeMo AutoModel's Laguna page).
+TEST(SurveyFixes, LagunaRunsFullyCosted) {
   for (const char* name : {"Laguna-XS.2-FP8", "Laguna-S-2.1-FP8"}) {
-    const std::string why = FolderError(name);
-    EXPECT_NE(why.find("\"laguna\" is not read"), std::string::npos) << why;
-    EXPECT_NE(why.find("num_attention_heads_per_layer"), std::string::npos) << why;
+    EXPECT_EQ(FolderError(name), "(no error)") << name;
+    auto run = TryFolder(kSurvey + name);
+    ASSERT_TRUE(run.has_value()) << name;
+    EXPECT_EQ(run->not_costed, 0u) << name;
   }
+  EXPECT_NEAR(Billions(Folder("Laguna-XS.2-FP8").figures.params_total), 33, 0.5);
+  EXPECT_NEAR(Billions(Folder("Laguna-S-2.1-FP8").figures.params_total), 118, 0.5);
+  EXPECT_EQ(FindRefusedFamily("laguna"), nullptr);
 }
 
 // ---- Quantized checkpoints sized by their formats -------------------------------------------

@@ -44,6 +44,20 @@ Result<void> CheckTp(const ModelSpec& s, int64_t t, int64_t ep) {
   if (attention) {
     if (auto ok = Divides(kOpt, s.attn.heads, "attention heads", t); !ok) return ok;
   }
+  // Per-layer head counts (Laguna, MiMo-V2-Flash's sliding layers, DeciLM) split the same way.
+  for (size_t i = 0; i < s.layers.size(); ++i) {
+    const import::hf::LayerSpec& l = s.layers[i];
+    if (l.heads == 0 || l.mixer != Mixer::kAttention) continue;
+    if (auto ok = Divides(kOpt, l.heads, "attention heads of layer " + Str(static_cast<int64_t>(i)), t);
+        !ok) {
+      return ok;
+    }
+    if (l.kv_heads > 0 && l.kv_heads % t != 0 && t % l.kv_heads != 0) {
+      return OptionError(kOpt, Str(l.kv_heads) + " key-value heads of layer " +
+                                   Str(static_cast<int64_t>(i)) + " neither divide nor are "
+                                   "divided by " + Str(t) + " (each device needs whole heads)");
+    }
+  }
   if (HasMixer(s, Mixer::kAttention) && s.attn.kv_heads % t != 0 && t % s.attn.kv_heads != 0) {
     return OptionError(kOpt, Str(s.attn.kv_heads) + " key-value heads neither divide nor are "
                              "divided by " + Str(t) + " (each device needs whole heads)");

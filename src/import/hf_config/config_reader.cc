@@ -370,6 +370,24 @@ Result<void> PlaceMoe(const Reader& r, MoePlacement rule, int64_t first_dense_de
       }
       break;
     }
+    case MoePlacement::kMlpTypes: {
+      // LagunaConfig: mlp_layer_types, "dense" (an MLP of intermediate_size) or "sparse" (MoE)
+      // per layer; absent, ["dense"] + ["sparse"] · (layers - 1) (first_dense_default dense).
+      OPSCOPE_TRY(types, r.LayerList("mlp_layer_types", layers));
+      for (int64_t i = 0; i < layers; ++i) {
+        if (types.empty()) {
+          spec.layers[i].ffn = i < first_dense_default ? Ffn::kDense : Ffn::kMoe;
+          continue;
+        }
+        const std::string& t = types[static_cast<size_t>(i)];
+        if (t != "dense" && t != "sparse") {
+          return r.Fail("mlp_layer_types", "item " + std::to_string(i) + ": \"" + t +
+                                               "\" (expected dense or sparse)");
+        }
+        spec.layers[i].ffn = t == "sparse" ? Ffn::kMoe : Ffn::kDense;
+      }
+      break;
+    }
     case MoePlacement::kInterleave: {
       // Llama4TextConfig: moe_layers = every interleave_moe_layer_step-th layer (1-based),
       // unless the config lists moe_layers itself.

@@ -128,6 +128,7 @@ Result<void> ReadGemma4(const Reader& r);
 Result<void> ReadMimoV2Flash(const Reader& r);
 // `root`: the whole config (minimax_m3_vl's multimodal fields beside text_config).
 Result<void> ReadMiniMaxM3(const Reader& r, const ConfigObject& root);
+Result<void> ReadLaguna(const Reader& r);
 // Shared by the hybrid readers: the attention block of a decoder family (heads, biases, q/k
 // norms, windows) without its layer list.
 Result<void> ReadAttentionShape(const Reader& r);

@@ -32,6 +32,7 @@ enum class ReaderKind : uint8_t {
   kGemma4,        // Gemma-4: wider global layers (K = V), a dense MLP beside routed experts
   kMimoV2Flash,   // MiMo-V2-Flash: full / sliding layers of their own head shapes, d_v < d_qk
   kMiniMaxM3,     // MiniMax-M3: GQA with MiniMax Sparse Attention (block selection), MoE
+  kLaguna,        // Laguna: a query-head count per layer, a softplus output gate of its own (g_proj)
 };
 
 // RMSNorm over q and k: none, per head (over head_dim), or over the whole projection
@@ -50,9 +51,10 @@ enum class NormKind : uint8_t { kRms, kLayerNorm, kLayerNormNoBias };
 // Which layers are MoE when the config gives no per-layer list: none (dense), all, Qwen's
 // decoder_sparse_step / mlp_only_layers, DeepSeek's first_k_dense_replace / moe_layer_freq,
 // Llama-4's interleave_moe_layer_step, ERNIE's moe_layer_start_index / _end_index / _interval,
-// or a 0 / 1 flag per layer in moe_layer_freq (MiMo-V2-Flash).
+// a 0 / 1 flag per layer in moe_layer_freq (MiMo-V2-Flash), or "dense" / "sparse" per layer in
+// mlp_layer_types, the first first_dense layers dense and the rest MoE when it is absent (Laguna).
 enum class MoePlacement : uint8_t {
-  kNone, kAll, kQwenStep, kFirstDense, kInterleave, kErnie, kLayerFlags
+  kNone, kAll, kQwenStep, kFirstDense, kInterleave, kErnie, kLayerFlags, kMlpTypes
 };
 
 // Which layers use sliding_window when the config has no layer_types: none (the class has no
@@ -307,6 +309,16 @@ inline constexpr Family kFamilies[] = {
      .text_config = "text_config", .qk_norm = QkNorm::kFlagFull,
      .moe = MoePlacement::kLayerFlags, .dense_width = "dense_intermediate_size",
      .expert_width = "intermediate_size", .sigmoid_router = true},
+    // Laguna (poolside's LagunaForCausalLM; transformers' LagunaConfig, models/laguna;
+    // parse_laguna.cc): query heads per layer (num_attention_heads_per_layer) over 8 KV heads of
+    // 128, per-head q/k RMSNorm, layer_types full / sliding (sliding_window 512), a softplus output
+    // gate from its own projection g_proj (gating), mlp_layer_types dense / sparse (default: the
+    // first layer dense), a sigmoid router with e_score_correction_bias and one shared expert
+    // of shared_expert_intermediate_size.
+    {.model_type = "laguna", .reader = ReaderKind::kLaguna, .vocab = 100352, .kv_heads = 8,
+     .head_dim = 128, .qk_norm = QkNorm::kPerHead, .window = 512,
+     .window_placement = WindowPlacement::kNone, .moe = MoePlacement::kMlpTypes, .first_dense = 1,
+     .sigmoid_router = true},
     // Per-layer heterogeneous blocks.
     {.model_type = "nemotron-nas", .reader = ReaderKind::kNemotronNas, .vocab = 32000},
 };
@@ -322,12 +334,6 @@ inline constexpr RefusedFamily kRefusedFamilies[] = {
     {"kimi_k3", "its KDA / MLA hybrid adds a latent MoE with a norm (routed_expert_hidden_size, "
                 "latent_moe_use_norm), block attention residuals (attn_res_block_size), an MLA "
                 "output gate and a 'situ' activation, none of which is modelled"},
-    // Laguna (poolside; Laguna-XS.2, Laguna-S-2.1): the attention's head count changes per layer
-    // (num_attention_heads_per_layer) over a fixed KV head count, and a per-head sigmoid gate
-    // (g_proj) scales the attention output; the decoder reader has one head count for all layers.
-    {"laguna", "its attention has a head count per layer (num_attention_heads_per_layer: 48 on "
-               "the full-attention layers, 64 or 72 on the sliding ones, over 8 KV heads) and a "
-               "per-head sigmoid output gate (g_proj), which no reader models"},
     {"hunyuan_v1_moe", "no public config.json with this model_type was found (the published "
                        "Hunyuan-A13B config is remote code, model_type 'hunyuan', per-layer lists)"},
 };

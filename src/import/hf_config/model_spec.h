@@ -57,6 +57,12 @@ struct LayerSpec {
 };
 
 
+// An attention-output gate computed by a projection of its own (Laguna's g_proj, transformers'
+// LagunaAttention): g = softplus(x · W_gᵀ) from the attention's input x, and the attention
+// output o (heads · d_v per token) becomes o ⊙ g before o_proj. kPerHead: W_g [heads, hidden],
+// one gate per head broadcast over its d_v elements; kPerElement: W_g [heads · d_v, hidden].
+enum class GateProj : uint8_t { kNone, kPerHead, kPerElement };
+
 struct AttentionSpec {
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
   // The value heads' width when it differs from the key heads' (MiMo-V2-Flash: q and k of 192,
@@ -65,6 +71,7 @@ struct AttentionSpec {
   bool qkv_bias = false, o_bias = false;
   bool qk_norm = false;      // RMSNorm over head_dim on q and k (Qwen3, Gemma-3, Qwen3-Next)
   bool output_gate = false;  // q_proj also yields a sigmoid gate on the output (Qwen3-Next)
+  GateProj gate_proj = GateProj::kNone;  // a softplus gate from its own projection (Laguna)
   bool sinks = false;        // one learned sink logit per head (gpt-oss)
   bool rope = true;          // Nemotron-H attention has no positional encoding
   bool qk_norm_full = false; // the q/k norm spans the whole projection (OLMo-2, MiniMax-M2)

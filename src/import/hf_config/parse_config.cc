@@ -399,6 +399,7 @@ Result<void> Dispatch(const Reader& r, const ConfigObject& root) {
     case ReaderKind::kGemma4: return ReadGemma4(r);
     case ReaderKind::kMimoV2Flash: return ReadMimoV2Flash(r);
     case ReaderKind::kMiniMaxM3: return ReadMiniMaxM3(r, root);
+    case ReaderKind::kLaguna: return ReadLaguna(r);
   }
   return MakeError("unknown reader");
 }

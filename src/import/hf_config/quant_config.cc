@@ -508,6 +508,35 @@ Result<void> ReadCtGroup(const ConfigObject& groups, const std::string& key, Che
   return {};
 }
 
+// transform_config (compressed-tensors transforms, e.g. Laguna-XS.2-FP8's Hadamard "R1"): each
+// config_groups entry applies a rotation at some locations. weight_input / weight_output
+// rotations are merged into the stored weights when the checkpoint is written, so nothing runs
+// for them; any other location (input, output, q_attn, k_cache: an online rotation) is not
+// modelled and makes the checkpoint's recipe unsupported.
+Result<void> ReadTransforms(const ConfigObject& qc, CheckpointQuant& out) {
+  OPSCOPE_TRY(transforms, qc.Object("transform_config"));
+  if (!transforms) return {};
+  OPSCOPE_TRY(groups, transforms->Object("config_groups"));
+  if (!groups || groups->Keys().empty()) return {};
+  for (const std::string& key : groups->Keys()) {
+    OPSCOPE_TRY(group, groups->Object(key));
+    if (!group) continue;
+    OPSCOPE_TRY(applies, group->ObjectList("apply"));
+    for (const ConfigObject& apply : applies.value_or(std::vector<ConfigObject>{})) {
+      OPSCOPE_TRY(location, apply.String("location"));
+      const std::string where = location.value_or("");
+      if (where != "weight_input" && where != "weight_output") {
+        out.unsupported = "'" + apply.Path("location") + "' \"" + where +
+                          "\" (an online rotation at run time is not modelled)";
+        return {};
+      }
+    }
+  }
+  out.notes.push_back("transform_config: rotations at weight_input / weight_output only, merged "
+                      "into the stored weights (no run-time op)");
+  return {};
+}
+
 Result<void> ReadCompressedTensors(const ConfigObject& qc, CheckpointQuant& out,
                                    std::vector<QuantRule>& rules) {
   OPSCOPE_TRY(fmt, qc.String("format"));
@@ -531,6 +560,8 @@ Result<void> ReadCompressedTensors(const ConfigObject& qc, CheckpointQuant& out,
     if (auto ok = ReadCtGroup(*groups, key, out, rules); !ok) return ok;
     if (!out.unsupported.empty()) return {};
   }
+  if (auto ok = ReadTransforms(qc, out); !ok) return ok;
+  if (!out.unsupported.empty()) return {};
   return ReadKvScheme(qc, out);
 }
 

@@ -697,7 +697,8 @@ class Builder {
     if (a.sinks || l.sinks) {
       ins.push_back(Weight(Cat(p, "attn.sinks"), {C(heads)}, {WeightRole::kVector, i, heads}));
     }
-    const Format out_format = a.output_gate ? recipe_.compute : recipe_.gemm_input;
+    const bool gated_later = a.output_gate || a.gate_proj != GateProj::kNone;
+    const Format out_format = gated_later ? recipe_.compute : recipe_.gemm_input;
     TensorId o = Act(Cat(p, "attn.attention.out"), {n_, C(oo)}, out_format);
     Attrs attrs{{"q_heads", heads}, {"head_dim", d}};
     if (dv != d) attrs.emplace_back("v_head_dim", dv);
@@ -714,8 +715,25 @@ class Builder {
       Node(Cat(p, "attn.output_gate"), OpKind::kMul, {o, gate}, {gated}, {}, "SigmoidGate");
       o = gated;
     }
+    if (a.gate_proj != GateProj::kNone) o = ProjectedGate(p, i, x, o, heads, oo);
     return Linear(Cat(p, "attn.o_proj"), o, spec_.hidden, WeightRole::kAttnOut, i, a.o_bias,
                   recipe_.compute);
+  }
+
+  // Laguna's output gate (AttentionSpec::gate_proj): g = softplus(x · W_gᵀ), W_g [G, hidden]
+  // with G = heads (per head) or heads · d_v (per element), and o ⊙ g, a per-head gate
+  // broadcast over the head's d_v elements. Per token: g_proj 2 · hidden · G FLOPs, the gate
+  // heads · d_v (one multiply per output element; the G softplus evaluations, fused into the
+  // same kernel, are not counted). W_g is built unquantized, as engines build it (SGLang's
+  // g_proj takes no quant_config; the checkpoints' quantization ignores it): the router role.
+  TensorId ProjectedGate(const std::string& p, int64_t i, TensorId x, TensorId o, int64_t heads,
+                         int64_t width) {
+    const int64_t g_rows = spec_.attn.gate_proj == GateProj::kPerHead ? heads : width;
+    const TensorId g = Linear(Cat(p, "attn.g_proj"), x, g_rows, WeightRole::kRouter, i, false,
+                              recipe_.compute);
+    const TensorId gated = Act(Cat(p, "attn.output_gate.out"), {n_, C(width)}, recipe_.gemm_input);
+    Node(Cat(p, "attn.output_gate"), OpKind::kMul, {o, g}, {gated}, {}, "SoftplusGate");
+    return gated;
   }
 
   // Rotary embedding of q and k in one kernel (cos/sin computed, no table read).
