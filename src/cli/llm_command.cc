@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "import/hf_config/model_spec.h"
+#include "import/hf_config/recipe.h"
 #include "llm/predicted.h"
 #include "llm/serving.h"
 #include "report/formats.h"
@@ -61,9 +62,14 @@ Command AddLlmCommand(CLI::App& root) {
     if (!types.empty()) types += ", ";
     types += t;
   }
+  std::string file_types;
+  for (std::string_view t : import::hf::kGgufFileTypeNames) {
+    if (!file_types.empty()) file_types += " ";
+    file_types += t;
+  }
   app->footer("Supported model_type: " + types +
-              ".\nWeights: any format of the formats table, or a llama.cpp file type (q4_0 q4_1 "
-              "q5_0 q5_1 q8_0 q2_k q3_k_m q4_k_m q5_k_m q6_k) mapped per tensor. See docs/llm.md.");
+              ".\nWeights: any format of the formats table, or a llama.cpp file type (" +
+              file_types + ") mapped per tensor. See docs/llm.md.");
   llm::Request& r = o->request;
   llm::Workload& w = r.workload;
   app->add_option("MODEL", r.model, "Preset name (opscope llm --list) or path to a config.json");
