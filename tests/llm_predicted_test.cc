@@ -132,7 +132,11 @@ std::vector<Case> Cases() {
           {Make("llama-3.1-70b", "b200", 8), std::nullopt},
           {Make("deepseek-v3", "h200", 8, 8), "sglang"},
           {Make("qwen3-30b-a3b", "h200", 1, 1), "vllm"},
-          {Make("llama-3.1-8b", "m2-ultra"), std::nullopt}};
+          {Make("llama-3.1-8b", "m2-ultra"), std::nullopt},
+          // Collective-bound decode (four small all-reduces a layer at TP 8) with a bf16 KV
+          // cache the floor lowers: the floor's collectives stay at the cheapest algorithm.
+          {Make(std::string(OPSCOPE_SOURCE_DIR) + "/tests/data/configs_2026/MiniMax-M2.5", "b200", 8, 8),
+           "sglang"}};
 }
 
 TEST(Predicted, NeverBelowTheFusedFloor) {

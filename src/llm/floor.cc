@@ -44,7 +44,7 @@ double BestCaseKvSavedBytes(const ir::Graph& graph, const cost::Ledger& ledger) 
 void LowerMemoryFloor(double saved_bytes, const device::Device& device, roofline::Totals& t) {
   if (saved_bytes <= 0 || device.dram_bytes_per_s <= 0) return;
   t.floor_memory_s = std::max(0.0, t.floor_memory_s - saved_bytes / device.dram_bytes_per_s);
-  t.fused_floor_s = std::max({t.floor_memory_s, t.floor_mma_s, t.floor_vector_s, t.comm_s});
+  t.fused_floor_s = std::max({t.floor_memory_s, t.floor_mma_s, t.floor_vector_s, t.floor_comm_s});
 }
 
 }  // namespace opscope::llm

@@ -23,7 +23,8 @@ double BestCaseKvSavedBytes(const ir::Graph& graph, const cost::Ledger& ledger);
 
 // Lowers `totals`' memory floor by `saved_bytes` and recomputes the fused floor
 //   fused_floor_s = max(floor_memory_s − saved / DRAM bytes/s, floor_mma_s, floor_vector_s,
-//                       comm_s).
+//                       floor_comm_s)   (collectives at the cheapest algorithm, as the
+//                                          roofline's own fused floor charges them).
 void LowerMemoryFloor(double saved_bytes, const device::Device& device, roofline::Totals& totals);
 
 }  // namespace opscope::llm
