@@ -303,6 +303,20 @@ TEST(Plan, PredictedWhereAnEngineProfileExistsElseRoofline) {
   }));
 }
 
+// A checkpoint no split can run on the device (FP8 matrices on an A100) evaluates nothing: the
+// text says so and why, instead of "no configuration meets the targets" when there are none.
+TEST(Plan, NothingEvaluatedSaysWhyNotThatTargetsWereMissed) {
+  const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(
+      "plan tests/data/configs_2026/Qwen3-32B-FP8-Static-PerTensor --device a100-80g --gpus 2"));
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("0 configurations evaluated"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("No configuration could be evaluated"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("runs at fp8, which device 'a100-80g' has no peak for"), std::string::npos)
+      << o.out;
+  EXPECT_NE(o.out.find("--activations bf16"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("meets the targets"), std::string::npos) << o.out;
+}
+
 TEST(Plan, BadOptionsAreOneLineErrors) {
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
            {"plan llama-3.1-8b --gpus 0", "option '--gpus': must be in 1..65536, got 0"},

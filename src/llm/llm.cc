@@ -103,7 +103,23 @@ Result<StepResult> AnalyzeStep(const StepGraph& step, const cost::Workload& work
   auto ledger = cost::BuildLedger(step.graph, workload);
   if (!ledger) return std::unexpected(Wrap(step.graph.name, ledger.error()));
   auto analysis = roofline::Estimate(step.graph, *ledger, device);
-  if (!analysis) return std::unexpected(Wrap(step.graph.name, analysis.error()));
+  if (!analysis) {
+    Error e = Wrap(step.graph.name, analysis.error());
+    // A checkpoint whose matrices run at a class the device has no tensor cores for (NVFP4 on
+    // Hopper, FP8 on Ampere) is served weight-only by the engines (vLLM's Marlin kernels
+    // dequantize the weights to bf16 in the GEMM); the recipe says which, so say how.
+    const bool missing_matrix_peak =
+        std::any_of(ledger->nodes.begin(), ledger->nodes.end(), [&](const cost::NodeCost& c) {
+          return c.costed && c.flops > 0 && c.mma_class != format::MmaClass::kNone &&
+                 !roofline::NodePeak(device, c.mma_class);
+        });
+    if (missing_matrix_peak && device.Peak(format::MmaClass::kBf16)) {
+      e.message += "; to run the matrices weight-only (the weights kept in their format and "
+                   "dequantized to bf16 in the GEMM, as engines serve such checkpoints on devices "
+                   "without those tensor cores), pass --activations bf16";
+    }
+    return std::unexpected(e);
+  }
   return StepResult{std::move(*ledger), std::move(*analysis)};
 }
 

@@ -65,7 +65,13 @@ std::string RenderPlanText(const PlanResult& r) {
          "; " + std::to_string(r.searched) +
          " configurations evaluated; " + std::to_string(r.splits) + " splits, " +
          std::to_string(r.splits_pruned) + " pruned unbuilt\n\n";
-  if (r.front.empty()) {
+  if (r.front.empty() && r.searched == 0 && !r.skipped.empty()) {
+    // Nothing was evaluated, so no target was missed: say why the first split could not run
+    // (every split of one recipe usually fails alike, e.g. a precision the device lacks).
+    out += "No configuration could be evaluated: all " + std::to_string(r.skipped.size()) +
+           " splits were skipped (--format json lists each); the first: " + r.skipped.front() +
+           "\n";
+  } else if (r.front.empty()) {
     out += "No configuration meets the targets (see 'skipped' in --format json).\n";
   } else {
     // A front over every batch has hundreds of points: the text shows at most kShown of them,
