@@ -234,6 +234,38 @@ TEST(Parallel, ExpertParallelInsideOneReplicaHasNoAllToAll) {
   EXPECT_TRUE(Plan(m, {.tp = 4, .ep = 8}, "h200").dispatches_experts());
 }
 
+// top_k counts experts of the router's whole pool, so an expert-parallel device may hold fewer
+// than top_k of them: Mixtral's 8 experts at --ep 8 (one each, top_k 2) and gpt-oss-120b's 128
+// at --ep 64 (two each, top_k 4) cost, each device running ceil(n·top_k/ep) rows of its group's
+// n tokens through its own experts: 2 · rows · k · out FLOPs per expert matrix.
+TEST(Parallel, ExpertParallelDevicesMayHoldFewerExpertsThanTopK) {
+  for (const auto& [preset, ep] : std::vector<std::pair<const char*, int64_t>>{
+           {"mixtral-8x7b", 8}, {"gpt-oss-120b", 64}}) {
+    const Model m = Load(preset);
+    const Deployment d = Plan(m, {.ep = ep}, "b200");
+    const StepGraph dev = Stage(m, d);
+    const int64_t batch = 4;  // per attention replica
+    auto r = AnalyzeStep(dev, DecodeBindings(batch, 1024), Dev("b200"));
+    ASSERT_TRUE(r.has_value()) << preset << ": " << r.error().message;
+    int64_t checked = 0;
+    for (size_t i = 0; i < dev.graph.nodes.size(); ++i) {
+      const ir::Node& n = dev.graph.nodes[i];
+      if (n.op != ir::OpKind::kExpertGateUp) continue;
+      const ir::Tensor& w = dev.graph.tensors[n.inputs[1]];
+      EXPECT_EQ(w.shape[0].constant(), m.spec.moe.experts / ep) << preset;
+      EXPECT_LT(w.shape[0].constant(), m.spec.moe.top_k) << preset;
+      const uint64_t rows =
+          static_cast<uint64_t>(batch * d.dp_attention * m.spec.moe.top_k + ep - 1) /
+          static_cast<uint64_t>(ep);
+      EXPECT_EQ(r->ledger.nodes[i].flops, 2 * rows * static_cast<uint64_t>(w.shape[2].constant()) *
+                                              static_cast<uint64_t>(w.shape[1].constant()))
+          << preset << ": " << n.name;
+      ++checked;
+    }
+    EXPECT_GT(checked, 0) << preset;
+  }
+}
+
 // MiniMax-M2's q and k norms run over the whole projection (qk_norm_type "per_layer"), which
 // tensor parallelism splits: every layer all-reduces each norm's per-token sum of squares, n
 // f32 values, over the tp devices (and reads x once more for it). One device needs neither.

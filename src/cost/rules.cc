@@ -271,11 +271,13 @@ RuleResult ExpertsRule(const RuleInput& in, NodeCost& c, std::vector<std::string
   const auto top_k_attr = IntAttrOrDim(in, "top_k");
   if (!top_k_attr) return MissingAttr(in, "top_k");
   const auto top_k = static_cast<uint64_t>(*top_k_attr);
-  if (top_k == 0 || top_k > experts) {
+  const auto experts_total = in.node.IntAttr("experts_total");
+  // Expert parallel: top_k counts experts of the router's whole pool, so a device may hold
+  // fewer than top_k of them (Mixtral's 8 experts at --ep 8: one each, top_k 2).
+  if (top_k == 0 || (!experts_total && top_k > experts)) {
     return BadInput(in, "top_k " + std::to_string(top_k) + " must be in 1.." +
                             std::to_string(experts) + " (the expert count)");
   }
-  const auto experts_total = in.node.IntAttr("experts_total");
   if (experts_total) {
     if (*experts_total < static_cast<int64_t>(experts) || *experts_total < *top_k_attr) {
       return BadInput(in, "experts_total " + std::to_string(*experts_total) +
