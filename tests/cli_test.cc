@@ -368,6 +368,14 @@ TEST_F(CliTest, CheckpointPrecisionTheDeviceLacksNamesTheWeightOnlyWay) {
   const Outcome weight_only = Run(With(fp8, {"--activations", "bf16", "--format", "json"}));
   EXPECT_EQ(weight_only.status, 0) << weight_only.err;
   EXPECT_NE(weight_only.out.find("\"weight_bytes\""), std::string::npos);
+  // A wider class the device lacks (a GGUF file's f32 router on a TPU without an fp32 matrix
+  // peak) stays wide whatever the activations: no such advice.
+  const Outcome wide = Run({"llm", "qwen3-30b-a3b", "--device", "tpu-v5e", "--weights", "q8_0"});
+  EXPECT_EQ(wide.status, 2);
+  EXPECT_NE(wide.err.find("runs at fp32, which device 'tpu-v5e' has no peak for"),
+            std::string::npos)
+      << wide.err;
+  EXPECT_EQ(wide.err.find("--activations"), std::string::npos) << wide.err;
 }
 
 TEST_F(CliTest, BadOptionsAndFiles) {

@@ -108,12 +108,17 @@ Result<StepResult> AnalyzeStep(const StepGraph& step, const cost::Workload& work
     // A checkpoint whose matrices run at a class the device has no tensor cores for (NVFP4 on
     // Hopper, FP8 on Ampere) is served weight-only by the engines (vLLM's Marlin kernels
     // dequantize the weights to bf16 in the GEMM); the recipe says which, so say how.
-    const bool missing_matrix_peak =
-        std::any_of(ledger->nodes.begin(), ledger->nodes.end(), [&](const cost::NodeCost& c) {
-          return c.costed && c.flops > 0 && c.mma_class != format::MmaClass::kNone &&
-                 !roofline::NodePeak(device, c.mma_class);
-        });
-    if (missing_matrix_peak && device.Peak(format::MmaClass::kBf16)) {
+    // Only when every class missing is narrower than bf16: a wider one (a GGUF file's f32
+    // router on a TPU) stays wide whatever the activations.
+    bool narrow_missing = false, wide_missing = false;
+    for (const cost::NodeCost& c : ledger->nodes) {
+      if (!c.costed || c.flops == 0 || c.mma_class == format::MmaClass::kNone ||
+          roofline::NodePeak(device, c.mma_class)) {
+        continue;
+      }
+      (format::MmaClassBits(c.mma_class) < 16 ? narrow_missing : wide_missing) = true;
+    }
+    if (narrow_missing && !wide_missing && device.Peak(format::MmaClass::kBf16)) {
       e.message += "; to run the matrices weight-only (the weights kept in their format and "
                    "dequantized to bf16 in the GEMM, as engines serve such checkpoints on devices "
                    "without those tensor cores), pass --activations bf16";
