@@ -140,6 +140,40 @@ TEST(DefaultEngine, FollowsTheIssuesRule) {
   EXPECT_EQ(engine_of("gb10"), "llama.cpp");
   EXPECT_EQ(engine_of("tpu-v5e"), "roofline");
   EXPECT_EQ(engine_of("gaudi3"), "roofline");
+  // NVIDIA datacenter and professional parts without a kernel table of their own are served by
+  // a family entry (derived), not handed to llama.cpp.
+  for (const char* id : {"h20", "a10g", "a40", "rtx-a6000", "l4", "h100-pcie", "gb300"}) {
+    EXPECT_EQ(engine_of(id), "vllm") << id;
+  }
+}
+
+// vLLM and SGLang size the chunk of prompt tokens by the GPU's memory; vLLM's A100 is the
+// exception by name (2048 at 80 GB). The figures are the engines' server_args rules.
+TEST(ChunkedPrefillTokens, FollowsTheEnginesMemoryRules) {
+  const auto chunk = [](std::string_view engine, std::string_view id) {
+    const device::Device& d = *device::FindBuiltinDevice(id);
+    const EngineProfile& p = Builtin(engine);
+    auto entry = FindDeviceProfile(p, d);
+    EXPECT_TRUE(entry.has_value()) << engine << " " << id;
+    return ChunkedPrefillTokens(p, **entry, d);
+  };
+  EXPECT_EQ(chunk("sglang", "rtx-4090"), 2048);   // 24 GB < 35 GiB
+  EXPECT_EQ(chunk("sglang", "rtx-5090"), 2048);   // 32 GB
+  EXPECT_EQ(chunk("sglang", "a10g"), 2048);
+  EXPECT_EQ(chunk("sglang", "l40s"), 4096);       // 48 GB < 60 GiB
+  EXPECT_EQ(chunk("sglang", "a100-40g"), 4096);
+  EXPECT_EQ(chunk("sglang", "a100-80g"), 8192);   // < 90 GiB
+  EXPECT_EQ(chunk("sglang", "h20"), 8192);        // 96 GB < 160 GiB
+  EXPECT_EQ(chunk("sglang", "h200"), 8192);       // 141 GB
+  EXPECT_EQ(chunk("sglang", "b200"), 16384);      // above every tier
+  EXPECT_EQ(chunk("sglang", "mi300x"), 16384);
+  EXPECT_EQ(chunk("vllm", "rtx-5090"), 2048);     // < 70 GiB
+  EXPECT_EQ(chunk("vllm", "l40s"), 2048);
+  EXPECT_EQ(chunk("vllm", "a100-80g"), 2048);     // the A100 exception
+  EXPECT_EQ(chunk("vllm", "a40"), 2048);
+  EXPECT_EQ(chunk("vllm", "h100-sxm"), 8192);
+  EXPECT_EQ(chunk("vllm", "rtx-pro-6000"), 8192); // 96 GB
+  EXPECT_EQ(chunk("trtllm", "h100-sxm"), 0);      // no chunked prefill by default
 }
 
 TEST(FindDeviceProfile, UnknownDeviceNamesTheEngineAndTheWayOut) {
@@ -274,6 +308,24 @@ TEST(ParseEngineProfile, BadFieldsAreOneLineErrorsNamingTheField) {
       {R"({"schema_version": 1)", "p.json: truncated or malformed JSON"},
       {"", "p.json: empty document"},
       {R"({"schema_version": 2})", "field 'schema_version': expected an integer in 1..1, got 2"},
+  };
+  ExpectRefused(cases);
+}
+
+TEST(ParseEngineProfile, MemoryTiersAreCheckedByName) {
+  const auto with_tiers = [](const std::string& tiers) {
+    std::string p = Profile(R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8)");
+    const std::string key = R"("chunked_prefill_tokens": 0,)";
+    return p.replace(p.find(key), key.size(),
+                     key + R"( "chunked_prefill_by_memory": )" + tiers + ",");
+  };
+  const BadCase cases[] = {
+      {with_tiers(R"([{"below_gib": 60, "tokens": 4096}, {"below_gib": 35, "tokens": 2048}])"),
+       "field 'chunked_prefill_by_memory': tiers[1]: below_gib must ascend"},
+      {with_tiers(R"([{"below_gib": 0, "tokens": 4096}])"),
+       "chunked_prefill_by_memory[0]: field 'below_gib': expected a number in (0, 1e+06]"},
+      {with_tiers(R"([{"below_gib": 35}])"), "missing required field 'tokens'"},
+      {with_tiers(R"({"below_gib": 35})"), "field 'chunked_prefill_by_memory': expected an array"},
   };
   ExpectRefused(cases);
 }

@@ -246,6 +246,12 @@ RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
       "routed experts (expert parallel): uniform routing, each device runs "
       "ceil(tokens·top_k/ep) rows and reads E·(1−(1−top_k/E_total)^T) of its E experts for T "
       "tokens of its group");
+  if (experts < top_k) {
+    assumptions.push_back(
+        "routed experts: a device holds fewer experts than top_k; engines' fused MoE kernels "
+        "then also walk the routed rows of the other devices' experts (masked), measured at up to 4x "
+        "the grouped GEMM of the device's own rows, which is all that is costed here");
+  }
   return {};
 }
 

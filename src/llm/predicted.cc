@@ -649,7 +649,8 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
     }
     r.load.tokens_per_step = ExpectedTokensPerStep(o.speculative->drafts, o.speculative->acceptance);
   }
-  const int64_t chunk = predict::ChunkedPrefillTokens(*engine.profile, *engine.entry);
+  const int64_t chunk =
+      predict::ChunkedPrefillTokens(*engine.profile, *engine.entry, serving.device());
   auto d = o.disagg ? Disaggregate(serving, engine, degrees, *o.disagg, r, chunk, workers)
                     : Aggregate(timer, r, chunk);
   if (!d) return std::unexpected(d.error());

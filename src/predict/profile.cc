@@ -376,16 +376,32 @@ std::optional<Error> ReadDevice(element v, const std::string& outer, DeviceProfi
   return CheckDevice(d, context);
 }
 
+std::optional<Error> ReadMemoryTier(element v, const std::string& context, MemoryTier& t) {
+  ObjectReader r(context);
+  r.Field("below_gib", true, r.Number("below_gib", 0, 1e6, true, t.below_gib));
+  r.Field("tokens", true, r.Integer("tokens", 0, 1000000000, t.tokens));
+  return r.Read(v);
+}
+
 std::optional<Error> ReadDefaults(element v, const std::string& context, EngineDefaults& d) {
   ObjectReader r(context + ": field 'defaults'");
   r.Field("kv_dtype", true, r.String("kv_dtype", true, d.kv_dtype));
   r.Field("chunked_prefill_tokens", true,
           r.Integer("chunked_prefill_tokens", 0, 1000000000, d.chunked_prefill_tokens));
+  r.Field("chunked_prefill_by_memory", false,
+          ListOf(r.context(), "chunked_prefill_by_memory", d.chunked_prefill_by_memory,
+                 ReadMemoryTier));
   r.Field("cuda_graphs", true, r.Bool("cuda_graphs", d.cuda_graphs));
   r.Field("prefill_cuda_graphs", false, r.Bool("prefill_cuda_graphs", d.prefill_cuda_graphs));
   r.Field("mma_16bit", false, r.String("mma_16bit", true, d.mma_16bit));
   r.Field("source", true, r.String("source", true, d.source));
   if (auto error = r.Read(v)) return error;
+  for (size_t i = 1; i < d.chunked_prefill_by_memory.size(); ++i) {
+    if (d.chunked_prefill_by_memory[i].below_gib <= d.chunked_prefill_by_memory[i - 1].below_gib) {
+      return Error{r.context() + ": field 'chunked_prefill_by_memory': tiers[" +
+                   std::to_string(i) + "]: below_gib must ascend"};
+    }
+  }
   if (d.mma_16bit != "recipe" && d.mma_16bit != "fp16") {
     return Error{r.context() + ": field 'mma_16bit': expected \"recipe\" or \"fp16\", got '" +
                  d.mma_16bit + "'"};
@@ -520,9 +536,15 @@ Result<EngineProfile> ResolveEngineProfile(std::string_view name_or_path) {
   return **p;
 }
 
-int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& device) {
-  return device.chunked_prefill_tokens > 0 ? device.chunked_prefill_tokens
-                                           : profile.defaults.chunked_prefill_tokens;
+int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& entry,
+                             const device::Device& device) {
+  if (entry.chunked_prefill_tokens > 0) return entry.chunked_prefill_tokens;
+  constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
+  const double memory_gib = static_cast<double>(device.memory_bytes) / kBytesPerGib;
+  for (const MemoryTier& t : profile.defaults.chunked_prefill_by_memory) {
+    if (memory_gib < t.below_gib) return t.tokens;
+  }
+  return profile.defaults.chunked_prefill_tokens;
 }
 
 Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
@@ -655,6 +677,15 @@ std::string DeviceJson(const DeviceProfile& d) {
 }  // namespace
 
 std::string EngineProfileJson(const EngineProfile& p) {
+  const auto MemoryTiersJson = [](const std::vector<MemoryTier>& tiers) -> std::string {
+    if (tiers.empty()) return "";
+    std::string s = ",\n    \"chunked_prefill_by_memory\": [";
+    for (size_t i = 0; i < tiers.size(); ++i) {
+      s += (i ? ", " : "") + std::string("{\"below_gib\": ") + Num(tiers[i].below_gib) +
+           ", \"tokens\": " + std::to_string(tiers[i].tokens) + "}";
+    }
+    return s + "]";
+  };
   std::string s = "{\n  \"schema_version\": " + std::to_string(p.schema_version) + ",\n";
   s += "  \"engine\": " + Quote(p.engine) + ",\n";
   s += "  \"description\": " + Quote(p.description) + ",\n";
@@ -666,6 +697,7 @@ std::string EngineProfileJson(const EngineProfile& p) {
        ", \"prefill_cuda_graphs\": " + (p.defaults.prefill_cuda_graphs ? "true" : "false") +
        (p.defaults.mma_16bit != "recipe" ? ", \"mma_16bit\": " + Quote(p.defaults.mma_16bit)
                                           : std::string()) +
+       MemoryTiersJson(p.defaults.chunked_prefill_by_memory) +
        ",\n    \"source\": " + Quote(p.defaults.source) + "},\n";
   s += "  \"overheads\": {\"step_s\": " + Num(p.overheads.step_s) +
        ", \"sampling_s\": " + Num(p.overheads.sampling_s) +

@@ -116,10 +116,21 @@ struct DeviceProfile {
   bool Serves(std::string_view device_id) const;
 };
 
+// One tier of an engine's chunk size by device memory: devices with less than below_gib GiB
+// (SGLang's and vLLM's server_args compare the GPU's memory in MiB with such thresholds).
+struct MemoryTier {
+  double below_gib = 0;
+  int64_t tokens = 0;
+};
+
 // What a serving engine does by default (each with its source).
 struct EngineDefaults {
   std::string kv_dtype = "auto";        // a format name, or "auto": the model's dtype
   int64_t chunked_prefill_tokens = 0;   // 0: no chunked prefill by default
+  // Chunk sizes by device memory, ascending below_gib: the first tier the device is under
+  // applies; a device above them all takes chunked_prefill_tokens. A device entry's own
+  // chunked_prefill_tokens (an engine's rule by name, vLLM's A100) still wins.
+  std::vector<MemoryTier> chunked_prefill_by_memory;
   bool cuda_graphs = true;              // decode steps replay CUDA graphs
   // Steps with prompt tokens (prefill, and decode mixed with a prompt chunk) replay CUDA
   // graphs; false: they run eagerly, every kernel issued by the CPU (launch_s each).
@@ -178,9 +189,11 @@ Result<const EngineProfile*> FindBuiltinProfile(std::string_view engine);
 // --engine: a path ending in .json loads the file, anything else is a built-in id.
 Result<EngineProfile> ResolveEngineProfile(std::string_view name_or_path);
 
-// The chunk of prompt tokens per step the engine uses on a device entry by default (0: no
-// chunked prefill).
-int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& device);
+// The chunk of prompt tokens per step the engine uses on `device` (served by `entry`) by
+// default (0: no chunked prefill): the entry's own, else the memory tier the device is under,
+// else the engine's default.
+int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& entry,
+                             const device::Device& device);
 
 // The entry of `profile` for `device`: the entry naming the id, else one that lists it in
 // applies_to, else the "*" entry; an error naming the engine and the device otherwise.
