@@ -362,8 +362,8 @@ TEST_F(CliTest, BadDevices) {
 // A100) is refused naming the node and the class, with the way engines serve it there
 // (weight-only, dequantized to bf16), and the command it names runs.
 TEST_F(CliTest, CheckpointPrecisionTheDeviceLacksNamesTheWeightOnlyWay) {
-  const std::vector<std::string> fp8 = {"llm", "tests/data/configs_2026/Qwen3-32B-FP8-Static-PerTensor",
-                                        "--device", "a100-80g"};
+  const std::vector<std::string> fp8 = {
+      "llm", "tests/data/configs_2026/Qwen3-32B-FP8-Static-PerTensor", "--device", "a100-80g"};
   ExpectUsageError(fp8, {"runs at fp8", "'a100-80g' has no peak for", "--activations bf16"});
   const Outcome weight_only = Run(With(fp8, {"--activations", "bf16", "--format", "json"}));
   EXPECT_EQ(weight_only.status, 0) << weight_only.err;

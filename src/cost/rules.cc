@@ -249,8 +249,8 @@ RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
   if (experts < top_k) {
     assumptions.push_back(
         "routed experts: a device holds fewer experts than top_k; engines' fused MoE kernels "
-        "then also walk the routed rows of the other devices' experts (masked), measured at up to 4x "
-        "the grouped GEMM of the device's own rows, which is all that is costed here");
+        "then also walk the routed rows of the other devices' experts (masked), measured at up "
+        "to 4x the grouped GEMM of the device's own rows, which is all that is costed here");
   }
   return {};
 }

@@ -396,8 +396,9 @@ std::optional<Error> ReadDefaults(element v, const std::string& context, EngineD
   r.Field("mma_16bit", false, r.String("mma_16bit", true, d.mma_16bit));
   r.Field("source", true, r.String("source", true, d.source));
   if (auto error = r.Read(v)) return error;
-  for (size_t i = 1; i < d.chunked_prefill_by_memory.size(); ++i) {
-    if (d.chunked_prefill_by_memory[i].below_gib <= d.chunked_prefill_by_memory[i - 1].below_gib) {
+  const std::vector<MemoryTier>& tiers = d.chunked_prefill_by_memory;
+  for (size_t i = 1; i < tiers.size(); ++i) {
+    if (tiers[i].below_gib <= tiers[i - 1].below_gib) {
       return Error{r.context() + ": field 'chunked_prefill_by_memory': tiers[" +
                    std::to_string(i) + "]: below_gib must ascend"};
     }
