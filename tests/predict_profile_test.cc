@@ -151,7 +151,7 @@ TEST(DefaultEngine, FollowsTheIssuesRule) {
 // exception by name (2048 at 80 GB). The figures are the engines' server_args rules.
 TEST(ChunkedPrefillTokens, FollowsTheEnginesMemoryRules) {
   const auto chunk = [](std::string_view engine, std::string_view id) {
-    const device::Device& d = *device::FindBuiltinDevice(id);
+    const device::Device d = *device::FindBuiltinDevice(id);  // a copy: it returns by value
     const EngineProfile& p = Builtin(engine);
     auto entry = FindDeviceProfile(p, d);
     EXPECT_TRUE(entry.has_value()) << engine << " " << id;
