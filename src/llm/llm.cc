@@ -121,7 +121,7 @@ Result<StepResult> AnalyzeStep(const StepGraph& step, const cost::Workload& work
     if (narrow_missing && !wide_missing && device.Peak(format::MmaClass::kBf16)) {
       e.message += "; to run the matrices weight-only (the weights kept in their format and "
                    "dequantized to bf16 in the GEMM, as engines serve such checkpoints on devices "
-                   "without those tensor cores), pass --activations bf16";
+                   "without those tensor cores), set the activations to bf16 (--activations bf16)";
     }
     return std::unexpected(e);
   }
