@@ -169,6 +169,23 @@ TEST(Predicted, RooflineEngineIsTheRooflineEstimate) {
               1e-9 * run->evaluation.figures.step_time_s);
 }
 
+// The basis printed beside a prediction is the device's own: a family member's parameters were
+// fitted on another device (A10G on the A100's, B300 on the B200's), so it says "derived".
+TEST(Predicted, FamilyMembersSayTheirParametersAreDerived) {
+  for (const auto& [device, basis] : std::vector<std::pair<std::string, std::string>>{
+           {"a100-80g", "fitted"}, {"a10g", "derived"}, {"b300", "derived"},
+           {"mi300x", "public"}, {"mi325x", "derived"}}) {
+    auto run = RunLlm(Make("llama-3.1-8b", device));
+    ASSERT_TRUE(run) << device << ": " << run.error().message;
+    auto p = ServingPredictor::Make(run->serving, {}, std::string("vllm"));
+    ASSERT_TRUE(p) << device << ": " << p.error().message;
+    auto f = p->Predict(Make("llama-3.1-8b", device).workload);
+    ASSERT_TRUE(f) << device;
+    EXPECT_EQ(f->basis, basis) << device;
+    for (const KernelClassError& e : f->kernel_errors) EXPECT_EQ(e.basis, basis) << device;
+  }
+}
+
 TEST(Predicted, MonotoneInConcurrencyAndPrompt) {
   auto run = RunLlm(Make("llama-3.1-8b", "h100-sxm"));
   ASSERT_TRUE(run);

@@ -40,6 +40,9 @@ struct Engine {
   std::shared_ptr<const EngineProfile> profile;
   const predict::DeviceProfile* entry = nullptr;
   std::string why;
+  // The entry's basis (fitted, public, derived), or "derived" when the entry serves the device
+  // as a family member (applies_to): its parameters were fitted or found for another device.
+  std::string basis;
 };
 
 Result<Engine> ResolveEngine(const std::optional<std::string>& name, const device::Device& device) {
@@ -59,6 +62,8 @@ Result<Engine> ResolveEngine(const std::optional<std::string>& name, const devic
   auto entry = predict::FindDeviceProfile(*e.profile, device);
   if (!entry) return MakeError("option '--engine': " + entry.error().message);
   e.entry = *entry;
+  const bool member = e.entry->device != device.name && e.entry->device != "*";
+  e.basis = member ? "derived" : e.entry->basis;
   return e;
 }
 
@@ -472,7 +477,7 @@ Result<void> PredictStaticStep(const Timer& timer, const Workload& w,
     for (const std::string& n : p->prediction.notes) AddNote(out.notes, n);
     if (s != node_stage) continue;
     out.node_time_s = p->prediction.node_time_s;
-    out.kernel_errors = DominantClasses(timer.predictor(s), p->prediction, engine.entry->basis);
+    out.kernel_errors = DominantClasses(timer.predictor(s), p->prediction, engine.basis);
   }
   Workload step = w;
   step.gen_len.reset();
@@ -743,7 +748,7 @@ Result<Predicted> ServingPredictor::Predict(const Workload& workload, const Serv
   Predicted out;
   out.engine = engine.profile->engine;
   out.why = engine.why;
-  out.basis = engine.profile->transparent ? "transparent" : engine.entry->basis;
+  out.basis = engine.profile->transparent ? "transparent" : engine.basis;
   out.version = engine.profile->version;
   if (auto ok = PredictStaticStep(timer, workload, node_stage, engine, true, out); !ok) {
     return std::unexpected(ok.error());

@@ -72,7 +72,7 @@ Result<PredictOptions> ParsePredictOptions(const PredictTexts& texts);
 struct KernelClassError {
   std::string kernel_class, variant;  // the parameters used (after fallbacks)
   double share = 0;                   // of the step's kernel time
-  std::string basis;                  // the device entry's: fitted, public, derived
+  std::string basis;                  // fitted, public, derived (a family member too)
   uint32_t samples = 0;               // 0: not fitted (no error figure)
   double median_abs_error = 0, p90_abs_error = 0;
 };
@@ -98,7 +98,7 @@ struct PredictedDynamics {
 struct Predicted {
   std::string engine;   // the profile's id
   std::string why;      // "--engine", "default for h100-sxm", "no engine profile for tpu-v5e"
-  std::string basis;    // the device entry's (fitted, public, derived; transparent)
+  std::string basis;    // the entry's (fitted, public, derived; a family member derived; transparent)
   std::string version;  // engine versions the profile describes
   // The step the static figures describe (llm.step_time_s), predicted.
   double step_time_s = 0, tokens_per_s = 0;

@@ -164,6 +164,8 @@ std::string KernelErrors(const llm::Predicted& p) {
     out += (out.empty() ? "" : "; ") + e.kernel_class + " " + e.variant + " ";
     out += e.samples > 0 ? Share(e.median_abs_error) + " median / " + Share(e.p90_abs_error) + " p90"
                          : "no held-out error (" + e.basis + " parameters)";
+    // A family member's parameters were fitted on another device: their error is that fit's.
+    if (e.samples > 0 && e.basis == "derived") out += " on the family's fitted device";
     out += " (" + Share(e.share) + " of the step)";
   }
   return out;
