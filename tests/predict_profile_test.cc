@@ -321,7 +321,7 @@ TEST(ParseEngineProfile, MemoryTiersAreCheckedByName) {
   };
   const BadCase cases[] = {
       {with_tiers(R"([{"below_gib": 60, "tokens": 4096}, {"below_gib": 35, "tokens": 2048}])"),
-       "field 'chunked_prefill_by_memory': tiers[1]: below_gib must ascend"},
+       "chunked_prefill_by_memory[1]: field 'below_gib': must be above the tier before it"},
       {with_tiers(R"([{"below_gib": 0, "tokens": 4096}])"),
        "chunked_prefill_by_memory[0]: field 'below_gib': expected a number in (0, 1e+06]"},
       {with_tiers(R"([{"below_gib": 35}])"), "missing required field 'tokens'"},

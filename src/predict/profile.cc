@@ -399,8 +399,8 @@ std::optional<Error> ReadDefaults(element v, const std::string& context, EngineD
   const std::vector<MemoryTier>& tiers = d.chunked_prefill_by_memory;
   for (size_t i = 1; i < tiers.size(); ++i) {
     if (tiers[i].below_gib <= tiers[i - 1].below_gib) {
-      return Error{r.context() + ": field 'chunked_prefill_by_memory': tiers[" +
-                   std::to_string(i) + "]: below_gib must ascend"};
+      return Error{r.context() + ": chunked_prefill_by_memory[" + std::to_string(i) +
+                   "]: field 'below_gib': must be above the tier before it (tiers ascend)"};
     }
   }
   if (d.mma_16bit != "recipe" && d.mma_16bit != "fp16") {
