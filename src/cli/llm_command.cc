@@ -92,7 +92,8 @@ Command AddLlmCommand(CLI::App& root) {
                   "Weight format or llama.cpp file type (default: the config's dtype and "
                   "quantization_config)");
   app->add_option("--activations", r.recipe.activations,
-                  "Activation format: a float dtype, or fp8/int8/nvfp4/mxfp4 matrix inputs");
+                  "Activation format: a float dtype, or fp8/int8/nvfp4/mxfp4 matrix inputs "
+                  "(bf16 runs a quantized checkpoint weight-only)");
   app->add_option("--kv-dtype", r.recipe.kv, "KV cache format (default: the model dtype)");
   app->add_option("--state-dtype", r.recipe.state,
                   "Recurrent state format (default: mamba_ssm_dtype, else the model dtype)");
