@@ -40,9 +40,7 @@ struct Engine {
   std::shared_ptr<const EngineProfile> profile;
   const predict::DeviceProfile* entry = nullptr;
   std::string why;
-  // The entry's basis (fitted, public, derived), or "derived" when the entry serves the device
-  // as a family member (applies_to): its parameters were fitted or found for another device.
-  std::string basis;
+  std::string basis;  // entry->BasisFor(the device): "derived" for a family member
 };
 
 Result<Engine> ResolveEngine(const std::optional<std::string>& name, const device::Device& device) {
@@ -62,8 +60,7 @@ Result<Engine> ResolveEngine(const std::optional<std::string>& name, const devic
   auto entry = predict::FindDeviceProfile(*e.profile, device);
   if (!entry) return MakeError("option '--engine': " + entry.error().message);
   e.entry = *entry;
-  const bool member = e.entry->device != device.name && e.entry->device != "*";
-  e.basis = member ? "derived" : e.entry->basis;
+  e.basis = e.entry->BasisFor(device.name);
   return e;
 }
 

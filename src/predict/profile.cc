@@ -90,6 +90,10 @@ bool DeviceProfile::Serves(std::string_view device_id) const {
          std::find(applies_to.begin(), applies_to.end(), device_id) != applies_to.end();
 }
 
+std::string_view DeviceProfile::BasisFor(std::string_view device_id) const {
+  return device == device_id || device == "*" ? std::string_view(basis) : "derived";
+}
+
 namespace {
 
 using simdjson::dom::element;
@@ -655,6 +659,17 @@ std::string StringList(const std::vector<std::string>& v) {
   return s + "]";
 }
 
+// ', "chunked_prefill_by_memory": [...]' inside "defaults"; nothing without tiers.
+std::string MemoryTiersJson(const std::vector<MemoryTier>& tiers) {
+  if (tiers.empty()) return "";
+  std::string s = ",\n    \"chunked_prefill_by_memory\": [";
+  for (size_t i = 0; i < tiers.size(); ++i) {
+    s += (i ? ", " : "") + std::string("{\"below_gib\": ") + Num(tiers[i].below_gib) +
+         ", \"tokens\": " + std::to_string(tiers[i].tokens) + "}";
+  }
+  return s + "]";
+}
+
 std::string DeviceJson(const DeviceProfile& d) {
   std::string s = "    {\"device\": " + Quote(d.device) + ",\n";
   if (!d.applies_to.empty()) s += "     \"applies_to\": " + StringList(d.applies_to) + ",\n";
@@ -678,15 +693,6 @@ std::string DeviceJson(const DeviceProfile& d) {
 }  // namespace
 
 std::string EngineProfileJson(const EngineProfile& p) {
-  const auto MemoryTiersJson = [](const std::vector<MemoryTier>& tiers) -> std::string {
-    if (tiers.empty()) return "";
-    std::string s = ",\n    \"chunked_prefill_by_memory\": [";
-    for (size_t i = 0; i < tiers.size(); ++i) {
-      s += (i ? ", " : "") + std::string("{\"below_gib\": ") + Num(tiers[i].below_gib) +
-           ", \"tokens\": " + std::to_string(tiers[i].tokens) + "}";
-    }
-    return s + "]";
-  };
   std::string s = "{\n  \"schema_version\": " + std::to_string(p.schema_version) + ",\n";
   s += "  \"engine\": " + Quote(p.engine) + ",\n";
   s += "  \"description\": " + Quote(p.description) + ",\n";

@@ -114,6 +114,10 @@ struct DeviceProfile {
   // the entry has (FallbackVariant); nullptr when none.
   const KernelParams* Find(KernelClass cls, std::string_view variant) const;
   bool Serves(std::string_view device_id) const;
+  // The basis of this entry's parameters for `device_id`: its own basis for the device it
+  // names (or every device, "*"), "derived" for a family member it serves through applies_to
+  // (their parameters were fitted or found for another device).
+  std::string_view BasisFor(std::string_view device_id) const;
 };
 
 // One tier of an engine's chunk size by device memory: devices with less than below_gib GiB
