@@ -174,8 +174,35 @@ TEST(HfFamilies, DeepSeekV32SparseAttention) {
   EXPECT_EQ(b.spec.indexer.topk, 2048);
 }
 
-// GLM-5 (transformers GlmMoeDsa docs: 744B total, 40B active).
-TEST(HfFamilies, Glm5) { ExpectParams(Build("glm-5"), 744, 40); }
+// GLM-5 (transformers GlmMoeDsa docs: 744B total, 40B active); the preset is zai-org/GLM-5-FP8's
+// config.json, with its one MTP layer (num_nextn_predict_layers).
+TEST(HfFamilies, Glm5) {
+  const Built b = Build("glm-5");
+  ExpectParams(b, 744, 40);
+  EXPECT_EQ(b.spec.mtp.modules, 1);
+}
+
+// The goal models' presets cost the checkpoint as it ships, not the model's bf16 size: bytes per
+// parameter from the formats. MiniMax-M2.5 and GLM-5-FP8 store their layer matrices in block
+// FP8 (1 byte, a 4-byte scale per 128×128 block) beside bf16 embeddings, norms and routers:
+// between 1.0 and 1.1 bytes per parameter. Kimi-K2.5 stores its routed experts in int4 with a
+// bf16 scale per 32 (4.5 bits) and everything else in bf16 (attention, shared experts, the
+// first dense layer; about 2 % of the parameters): 0.5625 · 0.98 + 2 · 0.02 ≈ 0.59, so between
+// 0.55 and 0.65. A trimmed copy without its quantization_config costs 2 bytes per parameter.
+TEST(HfFamilies, GoalPresetsCostTheCheckpointAsShipped) {
+  struct Case {
+    const char* preset;
+    double min_bytes_per_param, max_bytes_per_param;
+  };
+  for (const Case& c : {Case{"minimax-m2.5", 1.0, 1.1}, Case{"glm-5", 1.0, 1.1},
+                        Case{"kimi-k2.5", 0.55, 0.65}}) {
+    const Built b = Build(c.preset);
+    const double per_param = static_cast<double>(b.figures.weight_bytes) /
+                             static_cast<double>(b.figures.params_total);
+    EXPECT_GE(per_param, c.min_bytes_per_param) << c.preset;
+    EXPECT_LE(per_param, c.max_bytes_per_param) << c.preset;
+  }
+}
 
 // Kimi-K2.5 (moonshotai/Kimi-K2.5 card: 1T total, 32B activated); the vision tower is listed.
 TEST(HfFamilies, KimiK25) {
