@@ -188,14 +188,17 @@ TEST(HfFamilies, Glm5) {
 // between 1.0 and 1.1 bytes per parameter. Kimi-K2.5 stores its routed experts in int4 with a
 // bf16 scale per 32 (4.5 bits) and everything else in bf16 (attention, shared experts, the
 // first dense layer; about 2 % of the parameters): 0.5625 · 0.98 + 2 · 0.02 ≈ 0.59, so between
-// 0.55 and 0.65. A trimmed copy without its quantization_config costs 2 bytes per parameter.
+// 0.55 and 0.65. DeepSeek-V4 Flash and Pro ship their routed experts in mxfp4 (4.25 bits) and
+// the other matrices in block FP8: between 0.5 and 0.65. A copy without its quantization_config
+// costs 2 bytes per parameter.
 TEST(HfFamilies, GoalPresetsCostTheCheckpointAsShipped) {
   struct Case {
     const char* preset;
     double min_bytes_per_param, max_bytes_per_param;
   };
   for (const Case& c : {Case{"minimax-m2.5", 1.0, 1.1}, Case{"glm-5", 1.0, 1.1},
-                        Case{"kimi-k2.5", 0.55, 0.65}}) {
+                        Case{"kimi-k2.5", 0.55, 0.65}, Case{"deepseek-v4-flash", 0.5, 0.65},
+                        Case{"deepseek-v4-pro", 0.5, 0.65}}) {
     const Built b = Build(c.preset);
     const double per_param = static_cast<double>(b.figures.weight_bytes) /
                              static_cast<double>(b.figures.params_total);
