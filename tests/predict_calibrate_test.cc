@@ -326,7 +326,7 @@ TEST(E2eMeasurements, CitedKnownAndNeverAFitInput) {
     if (r.size() > 2) fit_inputs.insert({r[0], r[2]});
   }
   const std::set<std::string> metrics = {"tokens_per_s_per_user", "prefill_tokens_per_s",
-                                         "e2e_s", "tpot_s", "ttft_s"};
+                                         "e2e_s", "tpot_s", "ttft_s", "ttft_median_s"};
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto& r = rows[i];
     ASSERT_EQ(r.size(), header.size()) << "row " << i;
