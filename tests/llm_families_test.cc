@@ -182,7 +182,7 @@ TEST(HfFamilies, Glm5) {
   EXPECT_EQ(b.spec.mtp.modules, 1);
 }
 
-// The goal models' presets cost the checkpoint as it ships, not the model's bf16 size: bytes per
+// The 2026 presets cost the checkpoint as it ships, not the model's bf16 size: bytes per
 // parameter from the formats. MiniMax-M2.5 and GLM-5-FP8 store their layer matrices in block
 // FP8 (1 byte, a 4-byte scale per 128×128 block) beside bf16 embeddings, norms and routers:
 // between 1.0 and 1.1 bytes per parameter. Kimi-K2.5 stores its routed experts in int4 with a
@@ -191,7 +191,7 @@ TEST(HfFamilies, Glm5) {
 // 0.55 and 0.65. DeepSeek-V4 Flash and Pro ship their routed experts in mxfp4 (4.25 bits) and
 // the other matrices in block FP8: between 0.5 and 0.65. A copy without its quantization_config
 // costs 2 bytes per parameter.
-TEST(HfFamilies, GoalPresetsCostTheCheckpointAsShipped) {
+TEST(HfFamilies, PresetsCostTheCheckpointAsShipped) {
   struct Case {
     const char* preset;
     double min_bytes_per_param, max_bytes_per_param;
