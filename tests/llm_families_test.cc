@@ -175,11 +175,15 @@ TEST(HfFamilies, DeepSeekV32SparseAttention) {
 }
 
 // GLM-5 (transformers GlmMoeDsa docs: 744B total, 40B active); the preset is zai-org/GLM-5-FP8's
-// config.json, with its one MTP layer (num_nextn_predict_layers).
+// config.json, with its one MTP layer (num_nextn_predict_layers) and DeepSeek Sparse Attention
+// on every layer (index_n_heads 32 of index_head_dim 128, index_topk 2048).
 TEST(HfFamilies, Glm5) {
   const Built b = Build("glm-5");
   ExpectParams(b, 744, 40);
   EXPECT_EQ(b.spec.mtp.modules, 1);
+  EXPECT_EQ(b.spec.indexer.heads, 32);
+  EXPECT_EQ(b.spec.indexer.topk, 2048);
+  for (const LayerSpec& l : b.spec.layers) EXPECT_TRUE(l.sparse);
 }
 
 // The 2026 presets cost the checkpoint as it ships, not the model's bf16 size: bytes per
