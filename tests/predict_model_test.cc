@@ -365,6 +365,47 @@ TEST(PredictStep, CostTwinsShareTheirTime) {
   EXPECT_GT(twins, 100u);
 }
 
+// MLA's q_a and kv_a projections (ir::kGemmGroupAttr) run as one GEMM in the engines: the pair
+// launches one kernel, and the call's time is shared by output width (the two members' inputs
+// differ only in which one's activation bytes are scaled, under 1 % at decode). Without the
+// group attribute every Linear launches its own kernel.
+TEST(PredictStep, MlaDownProjectionsRunAsOneGemm) {
+  const import::hf::StepGraph& g = Graphs()[2].second;  // deepseek-v3: 61 MLA layers, q LoRA
+  ASSERT_EQ(Graphs()[2].first, "deepseek-v3");
+  const EngineProfile& sglang = **FindBuiltinProfile("sglang");
+  const device::Device& dev = Device("h200");
+  auto ledger = cost::BuildLedger(g.graph, Decode(16, 4096));
+  auto roof = roofline::Estimate(g.graph, *ledger, dev);
+  auto grouped = PredictStep(g.graph, *ledger, *roof, dev, sglang);
+  ir::Graph plain = g.graph;
+  size_t members = 0;
+  for (ir::Node& n : plain.nodes) {
+    const auto before = n.attrs.size();
+    std::erase_if(n.attrs, [](const auto& a) { return a.first == ir::kGemmGroupAttr; });
+    members += before - n.attrs.size();
+  }
+  ASSERT_EQ(members, 2u * 61);
+  auto apart = PredictStep(plain, *ledger, *roof, dev, sglang);
+  ASSERT_TRUE(grouped.has_value() && apart.has_value());
+  EXPECT_EQ(apart->kernels - grouped->kernels, 61u);  // one launch per layer's pair
+  size_t pairs = 0;
+  for (size_t i = 0; i < g.graph.nodes.size(); ++i) {
+    const std::string& name = g.graph.nodes[i].name;
+    if (!name.ends_with("attn.q_a_proj")) continue;
+    const std::string kv = name.substr(0, name.size() - 8) + "kv_a_proj";  // 8: "q_a_proj"
+    const auto it = std::find_if(g.graph.nodes.begin(), g.graph.nodes.end(),
+                                 [&](const ir::Node& n) { return n.name == kv; });
+    ASSERT_NE(it, g.graph.nodes.end()) << kv;
+    const size_t j = static_cast<size_t>(it - g.graph.nodes.begin());
+    const double q_width = 1536, kv_width = 512 + 64;  // q_lora_rank; kv_lora_rank + rope
+    EXPECT_NEAR(grouped->node_time_s[i] / grouped->node_time_s[j], q_width / kv_width,
+                0.01 * q_width / kv_width)
+        << name;
+    ++pairs;
+  }
+  EXPECT_EQ(pairs, 61u);
+}
+
 TEST(PredictStep, StepOverheadsFollowTheOptions) {
   const auto& g = Graphs()[0].second;
   const EngineProfile& vllm = **FindBuiltinProfile("vllm");

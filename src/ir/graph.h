@@ -71,6 +71,11 @@ struct Tensor {
 
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>>;
 
+// Linear nodes with the same value of this attribute that read the same input tensor are one
+// GEMM in the engines (their weights concatenated along the output): costed per node, timed
+// by engine profiles as one call (predict::StepPredictor). Set by the step-graph builder.
+inline constexpr std::string_view kGemmGroupAttr = "gemm_group";
+
 struct Node {
   std::string name;
   OpKind op = OpKind::kUnknown;

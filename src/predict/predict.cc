@@ -101,6 +101,11 @@ struct StepPredictor::Node {
   std::vector<const CollectiveParams*> algorithms;
   bool roofline = false;  // predicted at its roofline time (transparent, fused, no parameters)
   bool fused = false;     // fused into a neighbour: no kernel of its own
+  // A GEMM group (ir::kGemmGroupAttr) runs as one call of the members' summed width N: each
+  // member is timed as that call, its inputs' bytes and FLOPs scaled by `group_scale` = N / n,
+  // and keeps `group_share` = n / N of its time; the members after the first launch none.
+  double group_scale = 1, group_share = 1;
+  bool group_follower = false;
   bool mla = false;
   // Shape sources: gemm: the output; experts: x and w; attention: q and its cache.
   ir::TensorId main = 0, second = 0;
@@ -265,7 +270,54 @@ Result<void> StepPredictor::Build(const device::Device& device) {
     FillShapeSources(i);
     FillParams(i, label);
   }
+  GroupGemms();
   return {};
+}
+
+// Members of a GEMM group: GEMM nodes with the same group value reading the same input, timed
+// with the same parameters, each of a constant output width n. A group of one stays alone.
+void StepPredictor::GroupGemms() {
+  struct Key {
+    ir::TensorId input;
+    int64_t group;
+    const KernelParams* params;
+    bool operator==(const Key&) const = default;
+  };
+  std::vector<std::pair<Key, std::vector<size_t>>> groups;
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const ir::Node& gn = graph_.nodes[i];
+    const Node& n = nodes_[i];
+    const std::optional<int64_t> group = gn.IntAttr(ir::kGemmGroupAttr);
+    if (!group || n.cls != KernelClass::kGemm || n.roofline || n.params == nullptr ||
+        gn.inputs.empty() || gn.outputs.empty()) {
+      continue;
+    }
+    const auto& out = graph_.tensors[gn.outputs.front()].shape;
+    if (out.empty() || !out.back().IsConstant() || out.back().constant() <= 0) continue;
+    const Key key{gn.inputs.front(), *group, n.params};
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == key; });
+    if (it == groups.end()) {
+      groups.push_back({key, {i}});
+    } else {
+      it->second.push_back(i);
+    }
+  }
+  auto width = [&](size_t i) {
+    return static_cast<double>(
+        graph_.tensors[graph_.nodes[i].outputs.front()].shape.back().constant());
+  };
+  for (const auto& [key, members] : groups) {
+    if (members.size() < 2) continue;
+    double total = 0;
+    for (size_t i : members) total += width(i);
+    for (size_t j = 0; j < members.size(); ++j) {
+      Node& n = nodes_[members[j]];
+      n.group_scale = total / width(members[j]);
+      n.group_share = width(members[j]) / total;
+      n.group_follower = j > 0;
+    }
+  }
 }
 
 namespace {
@@ -414,6 +466,14 @@ double StepPredictor::NodeTime(const Node& n, const KernelInput& in,
       in.cls == KernelClass::kAttentionPrefill || in.cls == KernelClass::kMlaPrefill;
   const KernelParams* p = prefill && n.prefill_params != nullptr ? n.prefill_params : n.params;
   if (p == nullptr) return roof.time_s;
+  if (n.group_scale != 1) {
+    // One call of the group's summed width N = n · group_scale, this member's share n / N.
+    KernelInput group = in;
+    group.shape.n *= n.group_scale;
+    group.bytes *= n.group_scale;
+    group.flops *= n.group_scale;
+    return KernelTime(group, *p, rates_) * n.group_share;
+  }
   return KernelTime(in, *p, rates_);
 }
 
@@ -423,7 +483,9 @@ double StepPredictor::TimeOf(size_t node, const KernelInput& in,
 }
 
 bool StepPredictor::AtRoofline(size_t node) const { return nodes_[node].roofline; }
-bool StepPredictor::Fused(size_t node) const { return nodes_[node].fused; }
+bool StepPredictor::Fused(size_t node) const {
+  return nodes_[node].fused || nodes_[node].group_follower;
+}
 
 const KernelParams* StepPredictor::ParamsOf(size_t node, KernelClass cls) const {
   const Node& n = nodes_[node];
@@ -471,7 +533,7 @@ Result<StepPrediction> StepPredictor::Predict(const cost::Ledger& ledger,
       network = network || (Info(in.cls).kind == KernelKind::kLink && in.network);
       out.node_time_s[i] = NodeTime(n, in, analysis.nodes[i]);
     }
-    if (out.node_time_s[i] > 0 && !n.fused) ++out.kernels;
+    if (out.node_time_s[i] > 0 && !n.fused && !n.group_follower) ++out.kernels;
     out.kernels_s += out.node_time_s[i];
   }
   if (network && !profile_.transparent) {

@@ -83,7 +83,8 @@ class StepPredictor {
   // Predict times it; for callers that build inputs themselves (a sweep interpolates them).
   double TimeOf(size_t node, const KernelInput& in, const roofline::NodeTime& roof) const;
   // Whether node i is predicted at its roofline time (a transparent profile, a fused op, no
-  // parameters), and whether it launches a kernel of its own when it takes time.
+  // parameters), and whether it launches a kernel of its own when it takes time (not when it
+  // is fused into a neighbour, nor when a GEMM group's first member runs it).
   bool AtRoofline(size_t node) const;
   bool Fused(size_t node) const;
   // The parameters node i is predicted with when it runs as class `cls` (its decode or
@@ -106,6 +107,7 @@ class StepPredictor {
   void FillShapeSources(size_t node);
   void FillParams(size_t node, const std::string& label);
   void FillCollectives(Node& n, const std::string& label);
+  void GroupGemms();
   double NodeTime(const Node& n, const KernelInput& in, const roofline::NodeTime& roof) const;
 
   const ir::Graph& graph_;

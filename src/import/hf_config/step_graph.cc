@@ -26,6 +26,15 @@ using ir::TensorId;
 using Shape = std::vector<Expr>;
 using Attrs = std::vector<std::pair<std::string, ir::AttrValue>>;
 
+// GEMM groups (ir::kGemmGroupAttr). MLA's down-projections, q_a (hidden → q_lora_rank) and
+// kv_a (hidden → kv_lora_rank + rope), read the same normed input and run as one GEMM in the
+// three engines: SGLang's fused_qkv_a_proj_with_mqa, vLLM's fused_qkv_a_proj and TensorRT-LLM's
+// kv_a_proj_with_mqa of kv_lora_rank + rope + q_lora_rank columns (python/sglang/srt/models/
+// deepseek_v2.py, vllm/model_executor/models/deepseek_v2.py, tensorrt_llm/_torch/models/
+// modeling_deepseekv3.py). Without a q LoRA (DeepSeek-V2-Lite) q_proj is tensor-parallel and
+// kv_a replicated, and the engines keep them apart.
+constexpr int64_t kMlaDownProjections = 1;
+
 // Bytes of a tensor without its per-tensor scale constant (per token / per sequence figures).
 uint64_t BytesWithoutTensorScale(Format f, std::initializer_list<int64_t> dims) {
   auto b = format::TensorBytes(f, std::span<const int64_t>(dims.begin(), dims.size()));
@@ -270,6 +279,12 @@ class Builder {
   }
 
   // x [rows, k] · w[out, k] (+ bias) -> [rows, out].
+  // The last node, a Linear, is one of a group engines run as one GEMM with the group's other
+  // Linears that read the same input (ir::kGemmGroupAttr; the predictor times them so).
+  void MarkGemmGroup(int64_t group) {
+    g_.nodes.back().attrs.emplace_back(std::string(ir::kGemmGroupAttr), group);
+  }
+
   TensorId Linear(std::string name, TensorId x, int64_t out, WeightRole role,
                   int64_t layer, bool bias, Format out_format) {
     // Copies, not references: Weight() below grows g_.tensors.
@@ -800,6 +815,7 @@ class Builder {
     if (m.q_lora_rank > 0) {
       TensorId qa = Linear(Cat(p, "attn.q_a_proj"), x, m.q_lora_rank, WeightRole::kOtherMatrix, i,
                            spec_.attn.qkv_bias, recipe_.compute);
+      MarkGemmGroup(kMlaDownProjections);
       qa = Norm(Cat(p, "attn.q_a_norm"), qa, m.q_lora_rank, recipe_.gemm_input, i);
       q_latent = qa;
       q = Linear(Cat(p, "attn.q_b_proj"), qa, heads * qk, WeightRole::kOtherMatrix, i, false,
@@ -812,6 +828,7 @@ class Builder {
     // part and the rotary embedding rotates the rope part: together the new cache row.
     const TensorId kva = Linear(Cat(p, "attn.kv_a_proj"), x, latent, WeightRole::kOtherMatrix, i,
                                 spec_.attn.qkv_bias, recipe_.compute);
+    if (m.q_lora_rank > 0) MarkGemmGroup(kMlaDownProjections);
     const TensorId kva_n = Norm(Cat(p, "attn.kv_a_norm"), kva, m.kv_lora_rank, recipe_.compute, i);
     const auto [q_r, latent_new] = Rope(Cat(p, "attn.rope"), q, kva_n, ".latent_new");
     const TensorId cache =
