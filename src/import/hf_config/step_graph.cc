@@ -278,13 +278,13 @@ class Builder {
     return y;
   }
 
-  // x [rows, k] · w[out, k] (+ bias) -> [rows, out].
   // The last node, a Linear, is one of a group engines run as one GEMM with the group's other
   // Linears that read the same input (ir::kGemmGroupAttr; the predictor times them so).
   void MarkGemmGroup(int64_t group) {
     g_.nodes.back().attrs.emplace_back(std::string(ir::kGemmGroupAttr), group);
   }
 
+  // x [rows, k] · w[out, k] (+ bias) -> [rows, out].
   TensorId Linear(std::string name, TensorId x, int64_t out, WeightRole role,
                   int64_t layer, bool bias, Format out_format) {
     // Copies, not references: Weight() below grows g_.tensors.
