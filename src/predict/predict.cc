@@ -103,8 +103,8 @@ struct StepPredictor::Node {
   bool fused = false;     // fused into a neighbour: no kernel of its own
   // A GEMM group (ir::kGemmGroupAttr) runs as one call of the members' summed width N: each
   // member is timed as that call, its inputs' bytes and FLOPs scaled by `group_scale` = N / n,
-  // and keeps `group_share` = n / N of its time; the members after the first launch none.
-  double group_scale = 1, group_share = 1;
+  // and keeps n / N = 1 / group_scale of its time; the members after the first launch none.
+  double group_scale = 1;
   bool group_follower = false;
   bool mla = false;
   // Shape sources: gemm: the output; experts: x and w; attention: q and its cache.
@@ -314,7 +314,6 @@ void StepPredictor::GroupGemms() {
     for (size_t j = 0; j < members.size(); ++j) {
       Node& n = nodes_[members[j]];
       n.group_scale = total / width(members[j]);
-      n.group_share = width(members[j]) / total;
       n.group_follower = j > 0;
     }
   }
@@ -467,12 +466,12 @@ double StepPredictor::NodeTime(const Node& n, const KernelInput& in,
   const KernelParams* p = prefill && n.prefill_params != nullptr ? n.prefill_params : n.params;
   if (p == nullptr) return roof.time_s;
   if (n.group_scale != 1) {
-    // One call of the group's summed width N = n · group_scale, this member's share n / N.
+    // One call of the group's summed width N = n · group_scale; this member's share n / N.
     KernelInput group = in;
     group.shape.n *= n.group_scale;
     group.bytes *= n.group_scale;
     group.flops *= n.group_scale;
-    return KernelTime(group, *p, rates_) * n.group_share;
+    return KernelTime(group, *p, rates_) / n.group_scale;
   }
   return KernelTime(in, *p, rates_);
 }
