@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -275,6 +276,67 @@ TEST(Calibrate, RefittingTheCommittedDataReproducesTheShippedProfile) {
     ++compared;
   }
   EXPECT_EQ(compared, 3u);  // bf16, fp8, fp8_block
+}
+
+// Two libraries time bf16 GEMMs on the same device, on calls of their own: the engine runs
+// one of them. With the profile naming it, only its rows are fitted and the others are
+// reported; without, the fit is pulled towards the other library's slower kernels.
+TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
+  const device::Device h100 = *device::FindBuiltinDevice("h100-sxm");
+  const DeviceRates rates = RatesOf(h100);
+  const KernelParams runs = Truth();
+  KernelParams other = Truth();
+  other.overhead_s = 12e-6;
+  other.bandwidth_efficiency = 0.45;
+  other.compute_efficiency = 0.4;
+  MeasurementFile file;
+  int line = 0;
+  for (int64_t m : {1, 8, 32, 100, 256, 1000, 4096, 16384}) {
+    for (int64_t n : {1024, 3000, 8192}) {
+      for (int64_t k : {1024, 4096, 14336}) {
+        // Alternate rows between the libraries, each on its own calls.
+        const bool mine = ++line % 2 == 0;
+        Measurement r = GemmRow(m, n, k, line);
+        r.kernel_source = mine ? "lib_runs" : "lib_other";
+        std::string why;
+        auto s = MakeSample(r, h100, &why);
+        ASSERT_TRUE(s.has_value() && s->has_value()) << why;
+        r.latency_s = SampleTime(**s, mine ? runs : other, rates);
+        file.rows.push_back(std::move(r));
+      }
+    }
+  }
+  EngineProfile base;
+  base.engine = "synthetic";
+  DeviceProfile entry;
+  entry.device = "h100-sxm";
+  entry.basis = "fitted";
+  entry.source = "test";
+  base.devices.push_back(entry);
+  // Without the profile's word: both libraries' rows, and a fit that recovers neither.
+  auto mixed = Calibrate({file}, base, {});
+  ASSERT_TRUE(mixed.has_value()) << mixed.error().message;
+  const KernelParams* mixed_fit =
+      (**FindDeviceProfile(mixed->profile, h100)).Find(KernelClass::kGemm, "bf16");
+  ASSERT_NE(mixed_fit, nullptr);
+  EXPECT_EQ(mixed_fit->fit.samples, file.rows.size());
+  EXPECT_GT(std::abs(mixed_fit->bandwidth_efficiency / runs.bandwidth_efficiency - 1), 0.05);
+
+  base.devices[0].kernel_sources.push_back(
+      {KernelClass::kGemm, "bf16", "lib_runs", "the engine's GEMM library"});
+  auto c = Calibrate({file}, base, {});
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const KernelParams* fit = (**FindDeviceProfile(c->profile, h100)).Find(KernelClass::kGemm, "bf16");
+  ASSERT_NE(fit, nullptr);
+  EXPECT_EQ(fit->fit.samples, file.rows.size() / 2);
+  ExpectRecovered(*fit, runs, 0.02);
+  const std::string reason = std::to_string(file.rows.size() - file.rows.size() / 2) +
+                             " gemm 'bf16' on h100-sxm: not the engine's default implementation "
+                             "(lib_runs)";
+  EXPECT_NE(std::find(c->skipped.begin(), c->skipped.end(), reason), c->skipped.end()) << reason;
+  // The rule travels with the fitted profile, so a re-fit of it keeps it.
+  EXPECT_NE((**FindDeviceProfile(c->profile, h100)).DefaultSource(KernelClass::kGemm, "bf16"),
+            nullptr);
 }
 
 TEST(Calibrate, NothingToFitIsAnError) {

@@ -292,6 +292,49 @@ TEST(ParseEngineProfile, RequestPathAndPrefillFieldsAreCheckedByName) {
   ExpectRefused(cases);
 }
 
+// Profile() with a device entry's kernel_sources (the engine's default implementations).
+std::string ProfileWithSources(const std::string& sources) {
+  std::string s = Profile(R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8)");
+  // After the device's kernels list: "...}]" + sources + "}]}" (device, devices, profile).
+  s.replace(s.rfind("}]}]}"), 5, "}], \"kernel_sources\": " + sources + "}]}");
+  return s;
+}
+
+TEST(ParseEngineProfile, KernelSourcesNameAClassAndVariantOnceAndRoundTrip) {
+  auto ok = ParseEngineProfile(
+      ProfileWithSources(R"([{"class": "grouped_gemm", "variant": "fp8_block",
+                              "kernel_source": "lib_a", "source": "why"}])"),
+      "p.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  const DeviceProfile& d = ok->devices[0];
+  ASSERT_NE(d.DefaultSource(KernelClass::kGroupedGemm, "fp8_block"), nullptr);
+  EXPECT_EQ(d.DefaultSource(KernelClass::kGroupedGemm, "fp8_block")->kernel_source, "lib_a");
+  EXPECT_EQ(d.DefaultSource(KernelClass::kGroupedGemm, "bf16"), nullptr);
+  EXPECT_EQ(d.DefaultSource(KernelClass::kGemm, "fp8_block"), nullptr);
+  auto again = ParseEngineProfile(EngineProfileJson(*ok), "again.json");
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ(EngineProfileJson(*again), EngineProfileJson(*ok));
+  const std::string one =
+      R"({"class": "grouped_gemm", "variant": "fp8_block", "kernel_source": "a", "source": "s"})";
+  const BadCase cases[] = {
+      {ProfileWithSources("[" + one + ", " + one + "]"),
+       "p.json: device 'h100-sxm': kernel_sources[1]: class 'grouped_gemm' variant 'fp8_block' "
+       "appears more than once"},
+      {ProfileWithSources(R"([{"class": "all_reduce", "variant": "x", "kernel_source": "a",
+                               "source": "s"}])"),
+       "kernel_sources[0]: field 'class': 'all_reduce' is not a kernel class"},
+      {ProfileWithSources(R"([{"class": "gemm", "variant": "FP8", "kernel_source": "a",
+                               "source": "s"}])"),
+       "kernel_sources[0]: field 'variant'"},
+      {ProfileWithSources(R"([{"class": "gemm", "variant": "bf16", "source": "s"}])"),
+       "field 'kernel_source'"},
+      {ProfileWithSources(R"([{"class": "gemm", "variant": "bf16", "kernel_source": "a"}])"),
+       "field 'source'"},
+      {ProfileWithSources(R"({"class": "gemm"})"), "field 'kernel_sources': expected an array"},
+  };
+  ExpectRefused(cases);
+}
+
 TEST(ParseEngineProfile, BadFieldsAreOneLineErrorsNamingTheField) {
   const std::string ok = R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8)";
   const BadCase cases[] = {

@@ -31,12 +31,14 @@ std::string CallKey(const Measurement& m) {
   return key;
 }
 
-// The fastest measurement of each call, in first-seen order.
-std::vector<const Measurement*> FastestPerCall(const std::vector<MeasurementFile>& files) {
+// The fastest measurement of each call, in first-seen order, among the rows `keep` accepts.
+std::vector<const Measurement*> FastestPerCall(const std::vector<MeasurementFile>& files,
+                                               const std::function<bool(const Measurement&)>& keep) {
   std::map<std::string, size_t> index;
   std::vector<const Measurement*> out;
   for (const MeasurementFile& f : files) {
     for (const Measurement& m : f.rows) {
+      if (!keep(m)) continue;
       const auto [it, fresh] = index.emplace(CallKey(m), out.size());
       if (fresh) {
         out.push_back(&m);
@@ -46,6 +48,31 @@ std::vector<const Measurement*> FastestPerCall(const std::vector<MeasurementFile
     }
   }
   return out;
+}
+
+// Whether a row is of the implementation the engine runs by default for its kernel class and
+// variant on its device, where the base profile names one (DeviceProfile::kernel_sources);
+// rows of a device or class it names none for are all kept. A row counted out adds its reason
+// to `skipped`. Checked before the fastest-per-call choice, so that a faster kernel the engine
+// never runs does not stand for a call.
+bool IsDefaultImplementation(const Measurement& m, const EngineProfile& base,
+                             std::map<std::string, size_t>& skipped) {
+  const DeviceProfile* entry = nullptr;
+  for (const DeviceProfile& d : base.devices) {
+    if (d.Serves(m.device) && !d.kernel_sources.empty()) entry = &d;
+  }
+  if (entry == nullptr) return true;
+  auto device = device::ResolveDevice(m.device);
+  if (!device) return true;  // CollectSamples reports it
+  std::string why;
+  auto sample = MakeSample(m, *device, &why);
+  if (!sample || !*sample) return true;  // an error or an unmodelled row: reported there
+  const KernelInput& first = (*sample)->parts.front();
+  const KernelSource* wanted = entry->DefaultSource(first.cls, first.variant);
+  if (wanted == nullptr || wanted->kernel_source == m.kernel_source) return true;
+  ++skipped[std::string(KernelClassName(first.cls)) + " '" + first.variant + "' on " + m.device +
+            ": not the engine's default implementation (" + wanted->kernel_source + ")"];
+  return false;
 }
 
 // A skip reason with its numbers and quoted names generalised, so rows skipped for the same
@@ -226,8 +253,9 @@ Result<Calibration> Calibrate(const std::vector<MeasurementFile>& files, const E
   for (const MeasurementFile& f : files) {
     out.skipped.insert(out.skipped.end(), f.skipped.begin(), f.skipped.end());
   }
-  const std::vector<const Measurement*> calls = FastestPerCall(files);
   std::map<std::string, size_t> skipped;
+  const std::vector<const Measurement*> calls = FastestPerCall(
+      files, [&](const Measurement& m) { return IsDefaultImplementation(m, base, skipped); });
   auto devices = CollectSamples(calls, skipped);
   if (!devices) return std::unexpected(devices.error());
   if (devices->empty()) {

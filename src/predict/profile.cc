@@ -15,7 +15,9 @@
 //                              "compute_efficiency", "overlap", "tile_m", "tile_n",
 //                              "wave_exponent", "wave_latency_s", "fit": {...}}],
 //                 "collectives": [{"class", "algorithm", "latency_s", "latency_per_peer_s",
-//                                  "bandwidth_efficiency", "fit": {...}}]}]}
+//                                  "bandwidth_efficiency", "fit": {...}}],
+//                 "kernel_sources": [{"class", "variant", "kernel_source", "source"}]}]}
+//                                                   optional: calibrate's default implementations
 // simdjson's error-code API: nothing throws.
 #include "predict/profile.h"
 
@@ -88,6 +90,13 @@ const KernelParams* DeviceProfile::Find(KernelClass cls, std::string_view varian
 bool DeviceProfile::Serves(std::string_view device_id) const {
   return device == device_id ||
          std::find(applies_to.begin(), applies_to.end(), device_id) != applies_to.end();
+}
+
+const KernelSource* DeviceProfile::DefaultSource(KernelClass cls, std::string_view variant) const {
+  for (const KernelSource& k : kernel_sources) {
+    if (k.cls == cls && k.variant == variant) return &k;
+  }
+  return nullptr;
 }
 
 std::string_view DeviceProfile::BasisFor(std::string_view device_id) const {
@@ -278,6 +287,27 @@ std::optional<Error> ReadKernel(element v, const std::string& context, KernelPar
   return std::nullopt;
 }
 
+std::optional<Error> ReadKernelSource(element v, const std::string& context, KernelSource& k) {
+  ObjectReader r(context);
+  std::string cls;
+  r.Field("class", true, r.String("class", true, cls));
+  r.Field("variant", true, r.String("variant", true, k.variant));
+  r.Field("kernel_source", true, r.String("kernel_source", true, k.kernel_source));
+  r.Field("source", true, r.String("source", true, k.source));
+  if (auto error = r.Read(v)) return error;
+  const auto parsed = ParseKernelClass(cls);
+  if (!parsed || Info(*parsed).kind == KernelKind::kLink ||
+      Info(*parsed).kind == KernelKind::kNoKernel) {
+    return Error{context + ": field 'class': '" + cls + "' is not a kernel class"};
+  }
+  if (!ValidVariant(k.variant)) {
+    return Error{context + ": field 'variant': expected lower-case letters, digits and '_', got \"" +
+                 k.variant + "\""};
+  }
+  k.cls = *parsed;
+  return std::nullopt;
+}
+
 std::optional<Error> ReadCollective(element v, const std::string& context, CollectiveParams& c) {
   ObjectReader r(context);
   std::string cls, algorithm;
@@ -340,6 +370,16 @@ std::optional<Error> CheckDevice(const DeviceProfile& d, const std::string& cont
       }
     }
   }
+  for (size_t i = 0; i < d.kernel_sources.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (d.kernel_sources[i].cls == d.kernel_sources[j].cls &&
+          d.kernel_sources[i].variant == d.kernel_sources[j].variant) {
+        return Error{context + ": kernel_sources[" + std::to_string(i) + "]: class '" +
+                     std::string(KernelClassName(d.kernel_sources[i].cls)) + "' variant '" +
+                     d.kernel_sources[i].variant + "' appears more than once"};
+      }
+    }
+  }
   for (size_t i = 0; i < d.collectives.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (d.collectives[i].cls == d.collectives[j].cls &&
@@ -376,6 +416,8 @@ std::optional<Error> ReadDevice(element v, const std::string& outer, DeviceProfi
           r.Integer("chunked_prefill_tokens", 0, 1000000000, d.chunked_prefill_tokens));
   r.Field("kernels", false, ListOf(context, "kernels", d.kernels, ReadKernel));
   r.Field("collectives", false, ListOf(context, "collectives", d.collectives, ReadCollective));
+  r.Field("kernel_sources", false,
+          ListOf(context, "kernel_sources", d.kernel_sources, ReadKernelSource));
   if (auto error = r.Read(v)) return error;
   return CheckDevice(d, context);
 }
@@ -564,7 +606,7 @@ Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
     if (d.device == "*") return &d;
   }
   if (profile.transparent) {
-    static const DeviceProfile kTransparent{"*", {}, "derived", "transparent profile", 0, {}, {}};
+    static const DeviceProfile kTransparent{"*", {}, "derived", "transparent profile", 0, {}, {}, {}};
     return &kTransparent;
   }
   std::string known;
@@ -686,8 +728,19 @@ std::string DeviceJson(const DeviceProfile& d) {
   for (size_t i = 0; i < d.collectives.size(); ++i) {
     s += (i ? ",\n        " : "\n        ") + CollectiveJson(d.collectives[i]);
   }
-  s += d.collectives.empty() ? "]}" : "\n     ]}";
-  return s;
+  s += d.collectives.empty() ? "]" : "\n     ]";
+  if (!d.kernel_sources.empty()) {
+    s += ",\n     \"kernel_sources\": [";
+    for (size_t i = 0; i < d.kernel_sources.size(); ++i) {
+      const KernelSource& k = d.kernel_sources[i];
+      s += (i ? ",\n        " : "\n        ") + std::string("{\"class\": ") +
+           Quote(KernelClassName(k.cls)) + ", \"variant\": " + Quote(k.variant) +
+           ", \"kernel_source\": " + Quote(k.kernel_source) +
+           ",\n         \"source\": " + Quote(k.source) + "}";
+    }
+    s += "\n     ]";
+  }
+  return s + "}";
 }
 
 }  // namespace

@@ -98,6 +98,17 @@ struct CollectiveParams {
   FitStats fit;
 };
 
+// The implementation an engine runs by default for one kernel class and variant on a device,
+// where the measurements time several (the calibration set times SGLang's FlashInfer TRT-LLM
+// and Triton fused MoE kernels on B200): `opscope calibrate` fits that class and variant to
+// this implementation's rows only, since the engine does not run the others' kernels.
+struct KernelSource {
+  KernelClass cls = KernelClass::kNone;
+  std::string variant;
+  std::string kernel_source;  // the measurements' implementation label
+  std::string source;         // why the engine runs it by default
+};
+
 // An engine's parameters on one device (or a family of devices).
 struct DeviceProfile {
   std::string device;                   // a device id, or "*" for every device
@@ -109,7 +120,11 @@ struct DeviceProfile {
   int64_t chunked_prefill_tokens = 0;
   std::vector<KernelParams> kernels;
   std::vector<CollectiveParams> collectives;
+  std::vector<KernelSource> kernel_sources;  // default implementations (calibration only)
 
+  // The implementation the engine runs for `cls` / `variant` on this entry's devices, when
+  // the profile names one; nullptr otherwise.
+  const KernelSource* DefaultSource(KernelClass cls, std::string_view variant) const;
   // The parameters of `cls` for `variant`, else for the first variant of its fallback chain
   // the entry has (FallbackVariant); nullptr when none.
   const KernelParams* Find(KernelClass cls, std::string_view variant) const;
