@@ -139,10 +139,45 @@ def summary(results, key):
     return groups
 
 
+# Issue 14's goal, as its scope reads: TensorRT-LLM, vLLM and SGLang serving on one node of
+# these NVIDIA GPUs at concurrency <= 16, median |error| <= 15 % for TPOT and for TTFT.
+GOAL_ENGINES = ("trtllm", "vllm", "sglang")
+GOAL_DEVICES = ("h100-sxm", "h200", "b200", "b300", "gb200", "gb300")
+GOAL_MAX_CONCURRENCY = 16
+GOAL_MEDIAN = 0.15
+
+
+def in_goal_scope(r):
+    return (r["engine"] in GOAL_ENGINES and r["device"] in GOAL_DEVICES
+            and int(r["devices"]) <= 8  # one node (HGX: 8 GPUs; NVL72 trays: 4)
+            and int(r["concurrency"]) <= GOAL_MAX_CONCURRENCY
+            and METRICS[r["metric"]][0] in ("tpot", "ttft"))
+
+
+def goal_table(results, w):
+    scoped = [r for r in results if in_goal_scope(r)]
+    w(f"The goal's scope ({', '.join(GOAL_ENGINES)} on one node of "
+      f"{', '.join(GOAL_DEVICES)}; concurrency ≤ {GOAL_MAX_CONCURRENCY}; goal: median "
+      f"|error| ≤ {100 * GOAL_MEDIAN:.0f} %):\n\n")
+    w("| metric | engines | runs | median \\|error\\| | p90 \\|error\\| | roofline median | goal met |\n")
+    w("|---|---|---:|---:|---:|---:|---|\n")
+    for metric in ("tpot", "ttft"):
+        rows = [r for r in scoped if METRICS[r["metric"]][0] == metric]
+        groups = [("all", rows)] + sorted(summary(rows, lambda r: r["engine"]).items())
+        for engine, rs in groups:
+            errs = [abs(r["error"]) for r in rs]
+            roof = [abs(r["roofline_error"]) for r in rs]
+            median = statistics.median(errs)
+            w(f"| {metric} | {engine} | {len(rs)} | {pct(median)} | {pct(p90(errs))} | "
+              f"{pct(statistics.median(roof))} | {'yes' if median <= GOAL_MEDIAN else 'no'} |\n")
+    w("\n")
+
+
 def tables(results):
     out = io.StringIO()
     w = out.write
     w(BEGIN + "\n\n")
+    goal_table(results, w)
     w("Every row of `tests/data/e2e_measurements.csv`, predicted with its engine's profile and with "
       "`--engine roofline` (the same serving dynamics over roofline kernel times). |error| = "
       "|predicted / measured − 1| of the metric as published (a rate's error is the rate's). "
