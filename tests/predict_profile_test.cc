@@ -256,6 +256,7 @@ TEST(ParseEngineProfile, ValidProfileLoads) {
   // steps' behaviour (no request path, prompt steps with graphs, the recipe's MMA class).
   EXPECT_EQ(p->overheads.request_s, 0.0);
   EXPECT_TRUE(p->defaults.prefill_cuda_graphs);
+  EXPECT_FALSE(p->defaults.overlap_scheduling);  // optional, default off
   EXPECT_EQ(p->defaults.mma_16bit, "recipe");
 }
 
@@ -269,11 +270,13 @@ std::string ProfileWith(const std::string& defaults_extra, const std::string& ov
 
 TEST(ParseEngineProfile, RequestPathAndPrefillFieldsAreCheckedByName) {
   auto ok = ParseEngineProfile(
-      ProfileWith(R"("prefill_cuda_graphs": false, "mma_16bit": "fp16",)", R"("request_s": 0.002,)"),
+      ProfileWith(R"("prefill_cuda_graphs": false, "overlap_scheduling": true, "mma_16bit": "fp16",)",
+                  R"("request_s": 0.002,)"),
       "p.json");
   ASSERT_TRUE(ok.has_value()) << ok.error().message;
   EXPECT_EQ(ok->overheads.request_s, 0.002);
   EXPECT_FALSE(ok->defaults.prefill_cuda_graphs);
+  EXPECT_TRUE(ok->defaults.overlap_scheduling);
   EXPECT_EQ(ok->defaults.mma_16bit, "fp16");
   // And written back as read.
   auto again = ParseEngineProfile(EngineProfileJson(*ok), "again.json");
@@ -285,6 +288,7 @@ TEST(ParseEngineProfile, RequestPathAndPrefillFieldsAreCheckedByName) {
       {ProfileWith("", R"("request_s": "2 ms",)"), "field 'request_s'"},
       {ProfileWith("", R"("request_s": 11,)"), "field 'request_s': expected a number in [0, 10]"},
       {ProfileWith(R"("prefill_cuda_graphs": 1,)", ""), "field 'prefill_cuda_graphs'"},
+      {ProfileWith(R"("overlap_scheduling": "yes",)", ""), "field 'overlap_scheduling'"},
       {ProfileWith(R"("mma_16bit": "bf8",)", ""),
        "field 'mma_16bit': expected \"recipe\" or \"fp16\", got 'bf8'"},
       {ProfileWith(R"("mma_16bit": "",)", ""), "field 'mma_16bit'"},

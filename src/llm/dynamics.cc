@@ -72,7 +72,9 @@ Composition Compose(const ServingLoad& load, int64_t chunk_tokens) {
   c.prefill_chunks = CeilDiv(I, c.prefill_budget);
   c.prefill_demand = static_cast<double>(I) / static_cast<double>(c.prefill_budget);
   c.decode_steps = static_cast<double>(load.gen_len - 1) / load.tokens_per_step;
-  c.arrival_steps = C > 1 ? 0.5 : 0.0;
+  // Arriving at a uniform point of the running step: half of it left; under overlap
+  // scheduling the next step was formed without the request, so a whole one more.
+  c.arrival_steps = C > 1 ? (load.overlapped ? 1.5 : 0.5) : 0.0;
   const double think = c.arrival_steps + (static_cast<double>(c.prefill_chunks) - c.prefill_demand) +
                        c.decode_steps;
   c.queue_steps = ClosedLoopWait(C, c.prefill_demand, think);
@@ -137,6 +139,9 @@ DynamicsFigures Disaggregated(const ServingLoad& load, int64_t chunk_tokens,
   // transfer and decode) is its think time.
   const int64_t customers = CeilDiv(load.concurrency, prefill_workers);
   const double think_s = kv_transfer_s + decode_steps * busy_decode_s;
+  // Half the running prompt step. Overlap scheduling adds no step here: a prefill worker forms
+  // its next step ahead only when requests wait (the closed loop's queue below counts them);
+  // an aggregated worker always has the others' next decode step formed (Compose).
   const double arrival_s = customers > 1 ? 0.5 * f.prefill_s / static_cast<double>(chunks) : 0.0;
   f.queue_s = arrival_s + ClosedLoopWait(customers, f.prefill_s, think_s);
   f.ttft_s = f.queue_s + f.prefill_s + kv_transfer_s;

@@ -30,6 +30,10 @@ struct ServingLoad {
   int64_t prompt = 1;          // I prompt tokens each
   int64_t gen_len = 1;         // O output tokens each (the first comes from the prefill)
   double tokens_per_step = 1;  // tokens a decode step yields per sequence (speculative: > 1)
+  // The engine forms step n+1 while step n runs (overlap / async scheduling): in aggregated
+  // serving, where the others' next decode step is always formed, an arriving request waits
+  // for the running step and that one (a = 3/2 instead of 1/2).
+  bool overlapped = false;
 };
 
 // The token budget of a step: a chunked-prefill engine's max batched tokens (decode tokens
@@ -51,7 +55,8 @@ struct Composition {
   int64_t prefill_budget = 1;  // K_p = max(1, K − (C − 1)): prompt tokens one step takes
   int64_t prefill_chunks = 1;  // n_p = ceil(I / K_p): steps of the prompt's own chunks
   double prefill_demand = 0;   // S = I / K_p: steps of prefill budget one prompt uses
-  double arrival_steps = 0;    // a = 1/2 when other requests run (the running step), else 0
+  double arrival_steps = 0;    // a = 1/2 when other requests run (the running step), 3/2 when
+                               // the engine has formed the next step too (overlapped), else 0
   double queue_steps = 0;      // W_q: waiting for the prefill budget (mean-value analysis)
   double lifetime_steps = 0;   // L = a + W_q + n_p + Z
   double decode_seqs = 1;      // D = 1 + (C − 1)·Z/L: sequences of a decoding request's step

@@ -642,6 +642,7 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   r.load.concurrency = w.batch;
   r.load.prompt = w.prompt.value_or(w.context);
   r.load.gen_len = *w.gen_len;
+  r.load.overlapped = engine.profile->defaults.overlap_scheduling;
   r.context = r.load.prompt + (r.load.gen_len - 1) / 2;
   r.spec = o.speculative;
   if (o.speculative) {

@@ -3,7 +3,8 @@
 //   {"schema_version": 1, "engine": "vllm", "description": "...", "version": "...",
 //    "transparent": false,                         optional, default false
 //    "defaults": {"kv_dtype", "chunked_prefill_tokens", "cuda_graphs",
-//                 "prefill_cuda_graphs" (optional, default true), "mma_16bit" (optional,
+//                 "prefill_cuda_graphs" (optional, default true), "overlap_scheduling"
+//                 (optional, default false), "mma_16bit" (optional,
 //                 "recipe" or "fp16", default "recipe"), "source"},
 //    "overheads": {"step_s", "sampling_s", "launch_s", "request_s" (optional, default 0),
 //                  "source"},
@@ -439,6 +440,7 @@ std::optional<Error> ReadDefaults(element v, const std::string& context, EngineD
                  ReadMemoryTier));
   r.Field("cuda_graphs", true, r.Bool("cuda_graphs", d.cuda_graphs));
   r.Field("prefill_cuda_graphs", false, r.Bool("prefill_cuda_graphs", d.prefill_cuda_graphs));
+  r.Field("overlap_scheduling", false, r.Bool("overlap_scheduling", d.overlap_scheduling));
   r.Field("mma_16bit", false, r.String("mma_16bit", true, d.mma_16bit));
   r.Field("source", true, r.String("source", true, d.source));
   if (auto error = r.Read(v)) return error;
@@ -755,6 +757,7 @@ std::string EngineProfileJson(const EngineProfile& p) {
        ", \"chunked_prefill_tokens\": " + std::to_string(p.defaults.chunked_prefill_tokens) +
        ", \"cuda_graphs\": " + (p.defaults.cuda_graphs ? "true" : "false") +
        ", \"prefill_cuda_graphs\": " + (p.defaults.prefill_cuda_graphs ? "true" : "false") +
+       (p.defaults.overlap_scheduling ? ", \"overlap_scheduling\": true" : "") +
        (p.defaults.mma_16bit != "recipe" ? ", \"mma_16bit\": " + Quote(p.defaults.mma_16bit)
                                           : std::string()) +
        MemoryTiersJson(p.defaults.chunked_prefill_by_memory) +

@@ -154,6 +154,10 @@ struct EngineDefaults {
   // Steps with prompt tokens (prefill, and decode mixed with a prompt chunk) replay CUDA
   // graphs; false: they run eagerly, every kernel issued by the CPU (launch_s each).
   bool prefill_cuda_graphs = true;
+  // The scheduler forms step n+1 while the device runs step n (SGLang's overlap scheduler,
+  // TensorRT-LLM's overlap scheduler, vLLM's async scheduling): a request that arrives during
+  // a step misses the step already formed and starts one step later than it would otherwise.
+  bool overlap_scheduling = false;
   // The MMA class the engine runs 16-bit float matmuls in: "recipe" (the recipe's activation
   // type, bf16 or fp16) or "fp16" (llama.cpp: cuBLAS FP16 compute, FP16 accumulate, twice the
   // BF16 / FP32-accumulate rate on GeForce parts).
