@@ -323,7 +323,7 @@ TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
   EXPECT_GT(std::abs(mixed_fit->bandwidth_efficiency / runs.bandwidth_efficiency - 1), 0.05);
 
   base.devices[0].kernel_sources.push_back(
-      {KernelClass::kGemm, "bf16", "lib_runs", "the engine's GEMM library"});
+      {KernelClass::kGemm, "bf16", "lib_runs", "", "the engine's GEMM library"});
   auto c = Calibrate({file}, base, {});
   ASSERT_TRUE(c.has_value()) << c.error().message;
   const KernelParams* fit = (**FindDeviceProfile(c->profile, h100)).Find(KernelClass::kGemm, "bf16");
@@ -337,6 +337,69 @@ TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
   // The rule travels with the fitted profile, so a re-fit of it keeps it.
   EXPECT_NE((**FindDeviceProfile(c->profile, h100)).DefaultSource(KernelClass::kGemm, "bf16"),
             nullptr);
+}
+
+// A rule may take the implementation's rows from another engine's table (one that times the
+// same kernel as served): those rows, and no others, fit the class; rows of other engines that
+// no rule names stay out.
+TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
+  const device::Device h100 = *device::FindBuiltinDevice("h100-sxm");
+  const DeviceRates rates = RatesOf(h100);
+  const KernelParams runs = Truth();
+  KernelParams own_table = Truth();
+  own_table.overhead_s = 12e-6;  // the own table times extra per-call work
+  MeasurementFile file;
+  int line = 0;
+  size_t borrowed = 0;
+  for (int64_t m : {1, 8, 32, 100, 256, 1000, 4096, 16384}) {
+    for (int64_t n : {1024, 3000, 8192}) {
+      for (int64_t k : {1024, 4096, 14336}) {
+        for (const char* engine : {"synthetic", "other"}) {
+          Measurement r = GemmRow(m, n, k, ++line);
+          r.engine = engine;
+          r.kernel_source = "lib";
+          std::string why;
+          auto sample = MakeSample(r, h100, &why);
+          ASSERT_TRUE(sample.has_value() && sample->has_value()) << why;
+          const bool theirs = r.engine == "other";
+          r.latency_s = SampleTime(**sample, theirs ? runs : own_table, rates);
+          borrowed += theirs;
+          file.rows.push_back(std::move(r));
+        }
+      }
+    }
+  }
+  EngineProfile base;
+  base.engine = "synthetic";
+  DeviceProfile entry;
+  entry.device = "h100-sxm";
+  entry.basis = "fitted";
+  entry.source = "test";
+  base.devices.push_back(entry);
+  // No rule: only the engine's own rows.
+  auto own = Calibrate({file}, base, {});
+  ASSERT_TRUE(own.has_value()) << own.error().message;
+  const KernelParams* own_fit =
+      (**FindDeviceProfile(own->profile, h100)).Find(KernelClass::kGemm, "bf16");
+  ASSERT_NE(own_fit, nullptr);
+  EXPECT_EQ(own_fit->fit.samples, file.rows.size() - borrowed);
+  EXPECT_NEAR(own_fit->overhead_s, own_table.overhead_s, 0.02 * own_table.overhead_s);
+  const std::string other_rows = std::to_string(borrowed) + " rows of engine 'other'";
+  EXPECT_NE(std::find(own->skipped.begin(), own->skipped.end(), other_rows), own->skipped.end())
+      << other_rows;
+
+  base.devices[0].kernel_sources.push_back(
+      {KernelClass::kGemm, "bf16", "lib", "other", "the same kernel, timed as served"});
+  auto c = Calibrate({file}, base, {});
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const KernelParams* fit = (**FindDeviceProfile(c->profile, h100)).Find(KernelClass::kGemm, "bf16");
+  ASSERT_NE(fit, nullptr);
+  EXPECT_EQ(fit->fit.samples, borrowed);
+  ExpectRecovered(*fit, runs, 0.02);
+  const std::string reason = std::to_string(file.rows.size() - borrowed) +
+                             " gemm 'bf16' on h100-sxm: not the engine's default implementation "
+                             "(lib of other)";
+  EXPECT_NE(std::find(c->skipped.begin(), c->skipped.end(), reason), c->skipped.end()) << reason;
 }
 
 TEST(Calibrate, NothingToFitIsAnError) {

@@ -307,14 +307,18 @@ std::string ProfileWithSources(const std::string& sources) {
 TEST(ParseEngineProfile, KernelSourcesNameAClassAndVariantOnceAndRoundTrip) {
   auto ok = ParseEngineProfile(
       ProfileWithSources(R"([{"class": "grouped_gemm", "variant": "fp8_block",
-                              "kernel_source": "lib_a", "source": "why"}])"),
+                              "kernel_source": "lib_a", "source": "why"},
+                             {"class": "gemm", "variant": "fp8_block", "kernel_source": "lib_b",
+                              "engine": "trtllm", "source": "why"}])"),
       "p.json");
   ASSERT_TRUE(ok.has_value()) << ok.error().message;
   const DeviceProfile& d = ok->devices[0];
   ASSERT_NE(d.DefaultSource(KernelClass::kGroupedGemm, "fp8_block"), nullptr);
   EXPECT_EQ(d.DefaultSource(KernelClass::kGroupedGemm, "fp8_block")->kernel_source, "lib_a");
+  EXPECT_EQ(d.DefaultSource(KernelClass::kGroupedGemm, "fp8_block")->engine, "");  // its own
+  ASSERT_NE(d.DefaultSource(KernelClass::kGemm, "fp8_block"), nullptr);
+  EXPECT_EQ(d.DefaultSource(KernelClass::kGemm, "fp8_block")->engine, "trtllm");
   EXPECT_EQ(d.DefaultSource(KernelClass::kGroupedGemm, "bf16"), nullptr);
-  EXPECT_EQ(d.DefaultSource(KernelClass::kGemm, "fp8_block"), nullptr);
   auto again = ParseEngineProfile(EngineProfileJson(*ok), "again.json");
   ASSERT_TRUE(again.has_value()) << again.error().message;
   EXPECT_EQ(EngineProfileJson(*again), EngineProfileJson(*ok));

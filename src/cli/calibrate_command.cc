@@ -83,6 +83,16 @@ Result<int> Run(const CalibrateOptions& o) {
   predict::MeasurementOptions mo;
   mo.engine = o.engine;
   if (!o.device.empty()) mo.device = o.device;
+  // Other engines' rows the base profile's default implementations borrow.
+  for (const predict::DeviceProfile& d : base->devices) {
+    for (const predict::KernelSource& k : d.kernel_sources) {
+      if (!k.engine.empty() && k.engine != o.engine &&
+          std::find(mo.also_engines.begin(), mo.also_engines.end(), k.engine) ==
+              mo.also_engines.end()) {
+        mo.also_engines.push_back(k.engine);
+      }
+    }
+  }
   std::vector<predict::MeasurementFile> measurements;
   for (const std::string& f : *files) {
     auto m = predict::ReadMeasurements(f, mo);

@@ -51,28 +51,39 @@ std::vector<const Measurement*> FastestPerCall(const std::vector<MeasurementFile
 }
 
 // Whether a row is of the implementation the engine runs by default for its kernel class and
-// variant on its device, where the base profile names one (DeviceProfile::kernel_sources);
-// rows of a device or class it names none for are all kept. A row counted out adds its reason
-// to `skipped`. Checked before the fastest-per-call choice, so that a faster kernel the engine
-// never runs does not stand for a call.
+// variant on its device, where the base profile names one (DeviceProfile::kernel_sources); a
+// rule may name another engine's rows (KernelSource::engine), which are then the only rows of
+// that class and variant fitted. Rows of another engine that no rule names, and rows of a
+// device or class no rule covers, are handled as without rules (the former dropped, the latter
+// kept). A row counted out adds its reason to `skipped`. Checked before the fastest-per-call
+// choice, so that a faster kernel the engine never runs does not stand for a call.
 bool IsDefaultImplementation(const Measurement& m, const EngineProfile& base,
                              std::map<std::string, size_t>& skipped) {
+  const bool own = m.engine == base.engine || m.engine == "nccl";
   const DeviceProfile* entry = nullptr;
   for (const DeviceProfile& d : base.devices) {
     if (d.Serves(m.device) && !d.kernel_sources.empty()) entry = &d;
   }
-  if (entry == nullptr) return true;
+  const auto drop = [&](const std::string& reason) {
+    ++skipped[reason];
+    return false;
+  };
+  if (entry == nullptr) return own ? true : drop("rows of engine '" + m.engine + "'");
   auto device = device::ResolveDevice(m.device);
-  if (!device) return true;  // CollectSamples reports it
+  if (!device) return own;  // CollectSamples reports it
   std::string why;
   auto sample = MakeSample(m, *device, &why);
-  if (!sample || !*sample) return true;  // an error or an unmodelled row: reported there
+  if (!sample || !*sample) return own;  // an error or an unmodelled row: reported there
   const KernelInput& first = (*sample)->parts.front();
   const KernelSource* wanted = entry->DefaultSource(first.cls, first.variant);
-  if (wanted == nullptr || wanted->kernel_source == m.kernel_source) return true;
-  ++skipped[std::string(KernelClassName(first.cls)) + " '" + first.variant + "' on " + m.device +
-            ": not the engine's default implementation (" + wanted->kernel_source + ")"];
-  return false;
+  const std::string group = std::string(KernelClassName(first.cls)) + " '" + first.variant +
+                            "' on " + m.device;
+  if (wanted == nullptr) return own ? true : drop("rows of engine '" + m.engine + "'");
+  const std::string& wanted_engine = wanted->engine.empty() ? base.engine : wanted->engine;
+  if (m.engine == wanted_engine && m.kernel_source == wanted->kernel_source) return true;
+  if (!own) return drop("rows of engine '" + m.engine + "'");
+  return drop(group + ": not the engine's default implementation (" + wanted->kernel_source +
+              (wanted_engine == base.engine ? std::string() : " of " + wanted_engine) + ")");
 }
 
 // A skip reason with its numbers and quoted names generalised, so rows skipped for the same

@@ -311,7 +311,9 @@ struct RowReader {
     if (options.device && m.device != *options.device) {
       return "rows of device '" + m.device + "' (--device " + *options.device + ")";
     }
-    if (m.engine != options.engine && m.engine != "nccl") {
+    if (m.engine != options.engine && m.engine != "nccl" &&
+        std::find(options.also_engines.begin(), options.also_engines.end(), m.engine) ==
+            options.also_engines.end()) {
       return "rows of engine '" + m.engine + "'";
     }
     return std::string(ServedStepSkipReason(m));

@@ -57,6 +57,9 @@ struct Measurement {
 struct MeasurementOptions {
   std::string engine;                 // the engine being fitted (rows with no engine of their own)
   std::optional<std::string> device;  // --device: rows with no device of their own, and a filter
+  // Other engines whose rows are kept too: those the fitted profile's kernel_sources borrow
+  // (Calibrate keeps only the named implementation of them).
+  std::vector<std::string> also_engines;
 };
 
 struct MeasurementFile {

@@ -17,7 +17,8 @@
 //                              "wave_exponent", "wave_latency_s", "fit": {...}}],
 //                 "collectives": [{"class", "algorithm", "latency_s", "latency_per_peer_s",
 //                                  "bandwidth_efficiency", "fit": {...}}],
-//                 "kernel_sources": [{"class", "variant", "kernel_source", "source"}]}]}
+//                 "kernel_sources": [{"class", "variant", "kernel_source", "engine" (optional),
+//                                     "source"}]}]}
 //                                                   optional: calibrate's default implementations
 // simdjson's error-code API: nothing throws.
 #include "predict/profile.h"
@@ -294,6 +295,7 @@ std::optional<Error> ReadKernelSource(element v, const std::string& context, Ker
   r.Field("class", true, r.String("class", true, cls));
   r.Field("variant", true, r.String("variant", true, k.variant));
   r.Field("kernel_source", true, r.String("kernel_source", true, k.kernel_source));
+  r.Field("engine", false, r.String("engine", true, k.engine));
   r.Field("source", true, r.String("source", true, k.source));
   if (auto error = r.Read(v)) return error;
   const auto parsed = ParseKernelClass(cls);
@@ -738,6 +740,7 @@ std::string DeviceJson(const DeviceProfile& d) {
       s += (i ? ",\n        " : "\n        ") + std::string("{\"class\": ") +
            Quote(KernelClassName(k.cls)) + ", \"variant\": " + Quote(k.variant) +
            ", \"kernel_source\": " + Quote(k.kernel_source) +
+           (k.engine.empty() ? std::string() : ", \"engine\": " + Quote(k.engine)) +
            ",\n         \"source\": " + Quote(k.source) + "}";
     }
     s += "\n     ]";

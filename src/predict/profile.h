@@ -106,6 +106,10 @@ struct KernelSource {
   KernelClass cls = KernelClass::kNone;
   std::string variant;
   std::string kernel_source;  // the measurements' implementation label
+  // Whose measurements time it: "" for the profile's own engine; another engine's where it
+  // runs the same kernel and only its table times it as served (SGLang's block-FP8 DeepGEMM
+  // on Blackwell: TensorRT-LLM's rows, docs/engines.md).
+  std::string engine;
   std::string source;         // why the engine runs it by default
 };
 
