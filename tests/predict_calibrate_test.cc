@@ -397,8 +397,8 @@ TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
   EXPECT_EQ(fit->fit.samples, borrowed);
   ExpectRecovered(*fit, runs, 0.02);
   const std::string reason = std::to_string(file.rows.size() - borrowed) +
-                             " gemm 'bf16' on h100-sxm: not the engine's default implementation "
-                             "(lib of other)";
+                             " gemm 'bf16' on h100-sxm: fitted to other's lib rows instead (the "
+                             "profile's kernel_sources say why)";
   EXPECT_NE(std::find(c->skipped.begin(), c->skipped.end(), reason), c->skipped.end()) << reason;
 }
 

@@ -218,6 +218,23 @@ TEST(EngineProfileJson, RoundTripsEveryBuiltinProfile) {
   }
 }
 
+// A kernel's fixed cost under CUDA-graph replay is its launch gap, prologue and epilogue: a
+// few microseconds, tens for a fused MoE (routing, permutation, two GEMMs, finalize). A fitted
+// overhead of 50 us or more means the table held the CPU's issue time of an eager call, which
+// served decode steps do not pay (vLLM's eager block-FP8 GEMM and MLA rows fitted 61-307 us and
+// predicted DeepSeek-R1 at 61 ms a decode step on 8x B200; docs/accuracy.md).
+TEST(BuiltinProfiles, FittedKernelOverheadsAreKernelScale) {
+  for (const EngineProfile& p : BuiltinProfiles()) {
+    for (const DeviceProfile& d : p.devices) {
+      if (d.basis != "fitted") continue;
+      for (const KernelParams& k : d.kernels) {
+        EXPECT_LT(k.overhead_s, 50e-6) << p.engine << " " << d.device << " "
+                                       << KernelClassName(k.cls) << " " << k.variant;
+      }
+    }
+  }
+}
+
 // A minimal valid profile, for the error cases below to break one field at a time.
 std::string Profile(const std::string& kernel_fields, const std::string& extra = "") {
   return R"({"schema_version": 1, "engine": "e", "description": "d", "version": "v",

@@ -82,8 +82,11 @@ bool IsDefaultImplementation(const Measurement& m, const EngineProfile& base,
   const std::string& wanted_engine = wanted->engine.empty() ? base.engine : wanted->engine;
   if (m.engine == wanted_engine && m.kernel_source == wanted->kernel_source) return true;
   if (!own) return drop("rows of engine '" + m.engine + "'");
-  return drop(group + ": not the engine's default implementation (" + wanted->kernel_source +
-              (wanted_engine == base.engine ? std::string() : " of " + wanted_engine) + ")");
+  if (wanted_engine != base.engine) {
+    return drop(group + ": fitted to " + wanted_engine + "'s " + wanted->kernel_source +
+                " rows instead (the profile's kernel_sources say why)");
+  }
+  return drop(group + ": not the engine's default implementation (" + wanted->kernel_source + ")");
 }
 
 // A skip reason with its numbers and quoted names generalised, so rows skipped for the same
