@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -278,34 +279,31 @@ TEST(Calibrate, RefittingTheCommittedDataReproducesTheShippedProfile) {
   EXPECT_EQ(compared, 3u);  // bf16, fp8, fp8_block
 }
 
-// Two libraries time bf16 GEMMs on the same device, on calls of their own: the engine runs
-// one of them. With the profile naming it, only its rows are fitted and the others are
-// reported; without, the fit is pulled towards the other library's slower kernels.
-TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
+// A GEMM row of `engine`'s `source` library on H100, timed by the known parameters `truth`.
+Measurement TimedGemmRow(int64_t m, int64_t n, int64_t k, int line, const std::string& engine,
+                         const std::string& source, const KernelParams& truth) {
   const device::Device h100 = *device::FindBuiltinDevice("h100-sxm");
-  const DeviceRates rates = RatesOf(h100);
-  const KernelParams runs = Truth();
-  KernelParams other = Truth();
-  other.overhead_s = 12e-6;
-  other.bandwidth_efficiency = 0.45;
-  other.compute_efficiency = 0.4;
-  MeasurementFile file;
-  int line = 0;
+  Measurement r = GemmRow(m, n, k, line);
+  r.engine = engine;
+  r.kernel_source = source;
+  std::string why;
+  auto sample = MakeSample(r, h100, &why);
+  EXPECT_TRUE(sample.has_value() && sample->has_value()) << why;
+  r.latency_s = SampleTime(**sample, truth, RatesOf(h100));
+  return r;
+}
+
+// The shapes of the synthetic GEMM grid (GemmSamples), in order.
+void ForEachGemmShape(const std::function<void(int64_t, int64_t, int64_t)>& visit) {
   for (int64_t m : {1, 8, 32, 100, 256, 1000, 4096, 16384}) {
     for (int64_t n : {1024, 3000, 8192}) {
-      for (int64_t k : {1024, 4096, 14336}) {
-        // Alternate rows between the libraries, each on its own calls.
-        const bool mine = ++line % 2 == 0;
-        Measurement r = GemmRow(m, n, k, line);
-        r.kernel_source = mine ? "lib_runs" : "lib_other";
-        std::string why;
-        auto s = MakeSample(r, h100, &why);
-        ASSERT_TRUE(s.has_value() && s->has_value()) << why;
-        r.latency_s = SampleTime(**s, mine ? runs : other, rates);
-        file.rows.push_back(std::move(r));
-      }
+      for (int64_t k : {1024, 4096, 14336}) visit(m, n, k);
     }
   }
+}
+
+// The synthetic engine's base profile: one H100 entry, nothing fitted yet.
+EngineProfile SyntheticBase() {
   EngineProfile base;
   base.engine = "synthetic";
   DeviceProfile entry;
@@ -313,11 +311,37 @@ TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
   entry.basis = "fitted";
   entry.source = "test";
   base.devices.push_back(entry);
+  return base;
+}
+
+// The fitted bf16 GEMM of a calibration's H100 entry.
+const KernelParams* H100GemmFit(const Calibration& c) {
+  return (**FindDeviceProfile(c.profile, *device::FindBuiltinDevice("h100-sxm")))
+      .Find(KernelClass::kGemm, "bf16");
+}
+
+// Two libraries time bf16 GEMMs on the same device, on calls of their own: the engine runs
+// one of them. With the profile naming it, only its rows are fitted and the others are
+// reported; without, the fit is pulled towards the other library's slower kernels.
+TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
+  const KernelParams runs = Truth();
+  KernelParams other = Truth();
+  other.overhead_s = 12e-6;
+  other.bandwidth_efficiency = 0.45;
+  other.compute_efficiency = 0.4;
+  MeasurementFile file;
+  int line = 0;
+  // Alternate rows between the libraries, each on its own calls.
+  ForEachGemmShape([&](int64_t m, int64_t n, int64_t k) {
+    const bool mine = ++line % 2 == 0;
+    file.rows.push_back(TimedGemmRow(m, n, k, line, "synthetic", mine ? "lib_runs" : "lib_other",
+                                     mine ? runs : other));
+  });
+  EngineProfile base = SyntheticBase();
   // Without the profile's word: both libraries' rows, and a fit that recovers neither.
   auto mixed = Calibrate({file}, base, {});
   ASSERT_TRUE(mixed.has_value()) << mixed.error().message;
-  const KernelParams* mixed_fit =
-      (**FindDeviceProfile(mixed->profile, h100)).Find(KernelClass::kGemm, "bf16");
+  const KernelParams* mixed_fit = H100GemmFit(*mixed);
   ASSERT_NE(mixed_fit, nullptr);
   EXPECT_EQ(mixed_fit->fit.samples, file.rows.size());
   EXPECT_GT(std::abs(mixed_fit->bandwidth_efficiency / runs.bandwidth_efficiency - 1), 0.05);
@@ -326,7 +350,7 @@ TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
       {KernelClass::kGemm, "bf16", "lib_runs", "", "the engine's GEMM library"});
   auto c = Calibrate({file}, base, {});
   ASSERT_TRUE(c.has_value()) << c.error().message;
-  const KernelParams* fit = (**FindDeviceProfile(c->profile, h100)).Find(KernelClass::kGemm, "bf16");
+  const KernelParams* fit = H100GemmFit(*c);
   ASSERT_NE(fit, nullptr);
   EXPECT_EQ(fit->fit.samples, file.rows.size() / 2);
   ExpectRecovered(*fit, runs, 0.02);
@@ -335,7 +359,8 @@ TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
                              "(lib_runs)";
   EXPECT_NE(std::find(c->skipped.begin(), c->skipped.end(), reason), c->skipped.end()) << reason;
   // The rule travels with the fitted profile, so a re-fit of it keeps it.
-  EXPECT_NE((**FindDeviceProfile(c->profile, h100)).DefaultSource(KernelClass::kGemm, "bf16"),
+  EXPECT_NE((**FindDeviceProfile(c->profile, *device::FindBuiltinDevice("h100-sxm")))
+                .DefaultSource(KernelClass::kGemm, "bf16"),
             nullptr);
 }
 
@@ -343,44 +368,22 @@ TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
 // same kernel as served): those rows, and no others, fit the class; rows of other engines that
 // no rule names stay out.
 TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
-  const device::Device h100 = *device::FindBuiltinDevice("h100-sxm");
-  const DeviceRates rates = RatesOf(h100);
   const KernelParams runs = Truth();
   KernelParams own_table = Truth();
   own_table.overhead_s = 12e-6;  // the own table times extra per-call work
   MeasurementFile file;
   int line = 0;
   size_t borrowed = 0;
-  for (int64_t m : {1, 8, 32, 100, 256, 1000, 4096, 16384}) {
-    for (int64_t n : {1024, 3000, 8192}) {
-      for (int64_t k : {1024, 4096, 14336}) {
-        for (const char* engine : {"synthetic", "other"}) {
-          Measurement r = GemmRow(m, n, k, ++line);
-          r.engine = engine;
-          r.kernel_source = "lib";
-          std::string why;
-          auto sample = MakeSample(r, h100, &why);
-          ASSERT_TRUE(sample.has_value() && sample->has_value()) << why;
-          const bool theirs = r.engine == "other";
-          r.latency_s = SampleTime(**sample, theirs ? runs : own_table, rates);
-          borrowed += theirs;
-          file.rows.push_back(std::move(r));
-        }
-      }
-    }
-  }
-  EngineProfile base;
-  base.engine = "synthetic";
-  DeviceProfile entry;
-  entry.device = "h100-sxm";
-  entry.basis = "fitted";
-  entry.source = "test";
-  base.devices.push_back(entry);
+  ForEachGemmShape([&](int64_t m, int64_t n, int64_t k) {
+    file.rows.push_back(TimedGemmRow(m, n, k, ++line, "synthetic", "lib", own_table));
+    file.rows.push_back(TimedGemmRow(m, n, k, ++line, "other", "lib", runs));
+    ++borrowed;
+  });
+  EngineProfile base = SyntheticBase();
   // No rule: only the engine's own rows.
   auto own = Calibrate({file}, base, {});
   ASSERT_TRUE(own.has_value()) << own.error().message;
-  const KernelParams* own_fit =
-      (**FindDeviceProfile(own->profile, h100)).Find(KernelClass::kGemm, "bf16");
+  const KernelParams* own_fit = H100GemmFit(*own);
   ASSERT_NE(own_fit, nullptr);
   EXPECT_EQ(own_fit->fit.samples, file.rows.size() - borrowed);
   EXPECT_NEAR(own_fit->overhead_s, own_table.overhead_s, 0.02 * own_table.overhead_s);
@@ -392,7 +395,7 @@ TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
       {KernelClass::kGemm, "bf16", "lib", "other", "the same kernel, timed as served"});
   auto c = Calibrate({file}, base, {});
   ASSERT_TRUE(c.has_value()) << c.error().message;
-  const KernelParams* fit = (**FindDeviceProfile(c->profile, h100)).Find(KernelClass::kGemm, "bf16");
+  const KernelParams* fit = H100GemmFit(*c);
   ASSERT_NE(fit, nullptr);
   EXPECT_EQ(fit->fit.samples, borrowed);
   ExpectRecovered(*fit, runs, 0.02);
