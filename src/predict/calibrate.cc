@@ -32,8 +32,9 @@ std::string CallKey(const Measurement& m) {
 }
 
 // The fastest measurement of each call, in first-seen order, among the rows `keep` accepts.
-std::vector<const Measurement*> FastestPerCall(const std::vector<MeasurementFile>& files,
-                                               const std::function<bool(const Measurement&)>& keep) {
+std::vector<const Measurement*> FastestPerCall(
+    const std::vector<MeasurementFile>& files,
+    const std::function<bool(const Measurement&)>& keep) {
   std::map<std::string, size_t> index;
   std::vector<const Measurement*> out;
   for (const MeasurementFile& f : files) {

@@ -5,8 +5,9 @@
 // set times vLLM's CUTLASS, DeepGEMM and FlashInfer FP8 GEMMs, SGLang's FA3 and Triton
 // attention, ...), the fastest counts, as an engine's kernel selection or autotuner would pick
 // it, unless the base profile names the implementation the engine runs by default for that
-// class and variant on the device (DeviceProfile::kernel_sources): then only its rows count,
-// and the other implementations' rows are reported as skipped. Each group with enough samples is fitted (fit.h); all-reduce rows fit NCCL's ring from
+// class and variant on the device (DeviceProfile::kernel_sources): then only its rows count
+// (another engine's, where the rule names one), and the other rows are reported as skipped.
+// Each group with enough samples is fitted (fit.h); all-reduce rows fit NCCL's ring from
 // NCCL's own rows and the engine's custom one-shot / two-shot kernels from its rows, with the
 // ring in the minimum. The result is the base profile with those device entries fitted;
 // everything else (defaults, overheads, memory-class figures, public entries) is the base's.

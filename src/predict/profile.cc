@@ -304,8 +304,8 @@ std::optional<Error> ReadKernelSource(element v, const std::string& context, Ker
     return Error{context + ": field 'class': '" + cls + "' is not a kernel class"};
   }
   if (!ValidVariant(k.variant)) {
-    return Error{context + ": field 'variant': expected lower-case letters, digits and '_', got \"" +
-                 k.variant + "\""};
+    return Error{context + ": field 'variant': expected lower-case letters, digits and '_', "
+                           "got \"" + k.variant + "\""};
   }
   k.cls = *parsed;
   return std::nullopt;
@@ -610,7 +610,8 @@ Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
     if (d.device == "*") return &d;
   }
   if (profile.transparent) {
-    static const DeviceProfile kTransparent{"*", {}, "derived", "transparent profile", 0, {}, {}, {}};
+    static const DeviceProfile kTransparent{"*", {}, "derived", "transparent profile", 0,
+                                            {},  {}, {}};
     return &kTransparent;
   }
   std::string known;
