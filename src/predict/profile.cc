@@ -363,36 +363,36 @@ ObjectReader::Handler ListOf(const std::string& context, std::string_view key, s
   };
 }
 
+// The first entry of `list` whose key (the words naming it, e.g. "class 'gemm' variant
+// 'bf16'") an earlier entry has: "<context>: <field>[i]: <key> appears more than once".
+template <typename T, typename KeyOf>
+std::optional<Error> FirstRepeat(const std::vector<T>& list, std::string_view field,
+                                 const std::string& context, const KeyOf& key_of) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string key = key_of(list[i]);
+    for (size_t j = 0; j < i; ++j) {
+      if (key_of(list[j]) == key) {
+        return Error{context + ": " + std::string(field) + "[" + std::to_string(i) + "]: " +
+                     key + " appears more than once"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> CheckDevice(const DeviceProfile& d, const std::string& context) {
-  for (size_t i = 0; i < d.kernels.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (d.kernels[i].cls == d.kernels[j].cls && d.kernels[i].variant == d.kernels[j].variant) {
-        return Error{context + ": kernels[" + std::to_string(i) + "]: class '" +
-                     std::string(KernelClassName(d.kernels[i].cls)) + "' variant '" +
-                     d.kernels[i].variant + "' appears more than once"};
-      }
-    }
+  const auto class_and_variant = [](const auto& k) {
+    return "class '" + std::string(KernelClassName(k.cls)) + "' variant '" + k.variant + "'";
+  };
+  if (auto e = FirstRepeat(d.kernels, "kernels", context, class_and_variant)) return e;
+  if (auto e = FirstRepeat(d.kernel_sources, "kernel_sources", context, class_and_variant)) {
+    return e;
   }
-  for (size_t i = 0; i < d.kernel_sources.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (d.kernel_sources[i].cls == d.kernel_sources[j].cls &&
-          d.kernel_sources[i].variant == d.kernel_sources[j].variant) {
-        return Error{context + ": kernel_sources[" + std::to_string(i) + "]: class '" +
-                     std::string(KernelClassName(d.kernel_sources[i].cls)) + "' variant '" +
-                     d.kernel_sources[i].variant + "' appears more than once"};
-      }
-    }
-  }
-  for (size_t i = 0; i < d.collectives.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (d.collectives[i].cls == d.collectives[j].cls &&
-          d.collectives[i].algorithm == d.collectives[j].algorithm) {
-        return Error{context + ": collectives[" + std::to_string(i) + "]: class '" +
-                     std::string(KernelClassName(d.collectives[i].cls)) + "' algorithm '" +
-                     std::string(AlgorithmName(d.collectives[i].algorithm)) +
-                     "' appears more than once"};
-      }
-    }
+  if (auto e = FirstRepeat(d.collectives, "collectives", context, [](const CollectiveParams& c) {
+        return "class '" + std::string(KernelClassName(c.cls)) + "' algorithm '" +
+               std::string(AlgorithmName(c.algorithm)) + "'";
+      })) {
+    return e;
   }
   if (d.basis != "fitted" && d.basis != "public" && d.basis != "derived") {
     return Error{context + ": field 'basis': expected \"fitted\", \"public\" or \"derived\", got \"" +
