@@ -532,7 +532,7 @@ Result<StepPrediction> StepPredictor::Predict(const cost::Ledger& ledger,
       network = network || (Info(in.cls).kind == KernelKind::kLink && in.network);
       out.node_time_s[i] = NodeTime(n, in, analysis.nodes[i]);
     }
-    if (out.node_time_s[i] > 0 && !n.fused && !n.group_follower) ++out.kernels;
+    if (out.node_time_s[i] > 0 && !Fused(i)) ++out.kernels;
     out.kernels_s += out.node_time_s[i];
   }
   if (network && !profile_.transparent) {
