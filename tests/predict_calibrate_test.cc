@@ -320,6 +320,11 @@ const KernelParams* H100GemmFit(const Calibration& c) {
       .Find(KernelClass::kGemm, "bf16");
 }
 
+// Whether `c` reports rows left out for exactly `reason` ("N <why>").
+bool Skipped(const Calibration& c, const std::string& reason) {
+  return std::find(c.skipped.begin(), c.skipped.end(), reason) != c.skipped.end();
+}
+
 // Two libraries time bf16 GEMMs on the same device, on calls of their own: the engine runs
 // one of them. With the profile naming it, only its rows are fitted and the others are
 // reported; without, the fit is pulled towards the other library's slower kernels.
@@ -357,7 +362,7 @@ TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
   const std::string reason = std::to_string(file.rows.size() - file.rows.size() / 2) +
                              " gemm 'bf16' on h100-sxm: not the engine's default implementation "
                              "(lib_runs)";
-  EXPECT_NE(std::find(c->skipped.begin(), c->skipped.end(), reason), c->skipped.end()) << reason;
+  EXPECT_TRUE(Skipped(*c, reason)) << reason;
   // The rule travels with the fitted profile, so a re-fit of it keeps it.
   EXPECT_NE((**FindDeviceProfile(c->profile, *device::FindBuiltinDevice("h100-sxm")))
                 .DefaultSource(KernelClass::kGemm, "bf16"),
@@ -388,8 +393,7 @@ TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
   EXPECT_EQ(own_fit->fit.samples, file.rows.size() - borrowed);
   EXPECT_NEAR(own_fit->overhead_s, own_table.overhead_s, 0.02 * own_table.overhead_s);
   const std::string other_rows = std::to_string(borrowed) + " rows of engine 'other'";
-  EXPECT_NE(std::find(own->skipped.begin(), own->skipped.end(), other_rows), own->skipped.end())
-      << other_rows;
+  EXPECT_TRUE(Skipped(*own, other_rows)) << other_rows;
 
   base.devices[0].kernel_sources.push_back(
       {KernelClass::kGemm, "bf16", "lib", "other", "the same kernel, timed as served"});
@@ -402,7 +406,7 @@ TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
   const std::string reason = std::to_string(file.rows.size() - borrowed) +
                              " gemm 'bf16' on h100-sxm: fitted to other's lib rows instead (the "
                              "profile's kernel_sources say why)";
-  EXPECT_NE(std::find(c->skipped.begin(), c->skipped.end(), reason), c->skipped.end()) << reason;
+  EXPECT_TRUE(Skipped(*c, reason)) << reason;
 }
 
 TEST(Calibrate, NothingToFitIsAnError) {
