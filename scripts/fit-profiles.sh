@@ -2,7 +2,8 @@
 # Reproduces the shipped engine profiles data/engines/*.json from committed data, in one command:
 #  * trtllm, vllm, sglang: `opscope calibrate` fits data/calibration/ (measured kernels) on top of
 #    data/engines/inputs/<engine>.json (defaults, overheads, public AMD entries, device families);
-#    the per-class fit errors go to data/engines/fit/<engine>.txt (docs/accuracy.md shows them);
+#    the per-class fit errors go to data/engines/fit/<engine>.txt, which scripts/fit-tables.py
+#    copies into docs/accuracy.md's kernel-fit tables;
 #  * llama.cpp: scripts/llamacpp-profile.py reduces public scoreboards
 #    (data/engines/inputs/llama.cpp-scoreboard.csv) to the same parameters;
 #  * roofline.json is written by hand (a transparent profile has nothing to fit).
@@ -17,5 +18,7 @@ for engine in trtllm vllm sglang; do
       > "data/engines/fit/$engine.txt"
   echo "data/engines/$engine.json: $(grep -c '' "data/engines/fit/$engine.txt") lines of fit report"
 done
+python3 scripts/fit-tables.py
+echo "docs/accuracy.md: kernel-fit tables"
 python3 scripts/llamacpp-profile.py
 echo "data/engines/llama.cpp.json"
