@@ -325,6 +325,19 @@ bool Skipped(const Calibration& c, const std::string& reason) {
   return std::find(c.skipped.begin(), c.skipped.end(), reason) != c.skipped.end();
 }
 
+// A kernel_sources rule (KernelSource): `implementation` "" for the engine's default.
+KernelSource Rule(KernelClass cls, std::string variant, std::string kernel_source,
+                  std::string engine, std::string source, std::string implementation = "") {
+  KernelSource k;
+  k.cls = cls;
+  k.variant = std::move(variant);
+  k.kernel_source = std::move(kernel_source);
+  k.engine = std::move(engine);
+  k.source = std::move(source);
+  k.implementation = std::move(implementation);
+  return k;
+}
+
 // Two libraries time bf16 GEMMs on the same device, on calls of their own: the engine runs
 // one of them. With the profile naming it, only its rows are fitted and the others are
 // reported; without, the fit is pulled towards the other library's slower kernels.
@@ -352,7 +365,7 @@ TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
   EXPECT_GT(std::abs(mixed_fit->bandwidth_efficiency / runs.bandwidth_efficiency - 1), 0.05);
 
   base.devices[0].kernel_sources.push_back(
-      {KernelClass::kGemm, "bf16", "lib_runs", "", "the engine's GEMM library"});
+      Rule(KernelClass::kGemm, "bf16", "lib_runs", "", "the engine's GEMM library"));
   auto c = Calibrate({file}, base, {});
   ASSERT_TRUE(c.has_value()) << c.error().message;
   const KernelParams* fit = H100GemmFit(*c);
@@ -365,7 +378,7 @@ TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
   EXPECT_TRUE(Skipped(*c, reason)) << reason;
   // The rule travels with the fitted profile, so a re-fit of it keeps it.
   EXPECT_NE((**FindDeviceProfile(c->profile, *device::FindBuiltinDevice("h100-sxm")))
-                .DefaultSource(KernelClass::kGemm, "bf16"),
+                .SourceOf(KernelClass::kGemm, "bf16"),
             nullptr);
 }
 
@@ -396,7 +409,7 @@ TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
   EXPECT_TRUE(Skipped(*own, other_rows)) << other_rows;
 
   base.devices[0].kernel_sources.push_back(
-      {KernelClass::kGemm, "bf16", "lib", "other", "the same kernel, timed as served"});
+      Rule(KernelClass::kGemm, "bf16", "lib", "other", "the same kernel, timed as served"));
   auto c = Calibrate({file}, base, {});
   ASSERT_TRUE(c.has_value()) << c.error().message;
   const KernelParams* fit = H100GemmFit(*c);
@@ -407,6 +420,74 @@ TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
                              " gemm 'bf16' on h100-sxm: fitted to other's lib rows instead (the "
                              "profile's kernel_sources say why)";
   EXPECT_TRUE(Skipped(*c, reason)) << reason;
+}
+
+// An engine that can be configured to run another library (TensorRT-LLM's MoE backends): with a
+// named rule for it, the alternative is fitted to its own rows beside the default, tagged with
+// its name; predictions see it only when it is selected, and then in the default's place.
+TEST(Calibrate, AnAlternativeImplementationIsFittedBesideTheDefault) {
+  const KernelParams runs = Truth();
+  KernelParams fast = Truth();
+  fast.overhead_s = 2e-6;
+  fast.bandwidth_efficiency = 0.9;
+  fast.compute_efficiency = 0.85;
+  MeasurementFile file;
+  int line = 0;
+  size_t calls = 0;
+  // Both libraries time every call: the fastest-per-call choice alone would take `fast`.
+  ForEachGemmShape([&](int64_t m, int64_t n, int64_t k) {
+    file.rows.push_back(TimedGemmRow(m, n, k, ++line, "synthetic", "lib_default", runs));
+    file.rows.push_back(TimedGemmRow(m, n, k, ++line, "synthetic", "lib_fast", fast));
+    ++calls;
+  });
+  EngineProfile base = SyntheticBase();
+  base.devices[0].kernel_sources.push_back(
+      Rule(KernelClass::kGemm, "bf16", "lib_default", "", "the engine's default library"));
+  base.devices[0].kernel_sources.push_back(Rule(KernelClass::kGemm, "bf16", "lib_fast", "",
+                                                "a backend the engine can be told to run",
+                                                "fast_backend"));
+  auto c = Calibrate({file}, base, {});
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const DeviceProfile& entry =
+      **FindDeviceProfile(c->profile, *device::FindBuiltinDevice("h100-sxm"));
+  // The default: its own rows only.
+  const KernelParams* fit = entry.Find(KernelClass::kGemm, "bf16");
+  ASSERT_NE(fit, nullptr);
+  EXPECT_EQ(fit->fit.samples, calls);
+  ExpectRecovered(*fit, runs, 0.02);
+  // The alternative: tagged, fitted to its rows, reported as its own group.
+  const auto tagged = std::find_if(entry.kernels.begin(), entry.kernels.end(),
+                                   [](const KernelParams& k) { return !k.implementation.empty(); });
+  ASSERT_NE(tagged, entry.kernels.end());
+  EXPECT_EQ(tagged->implementation, "fast_backend");
+  EXPECT_EQ(tagged->fit.samples, calls);
+  ExpectRecovered(*tagged, fast, 0.02);
+  EXPECT_TRUE(std::any_of(c->rows.begin(), c->rows.end(), [](const FitRow& r) {
+    return r.kernel == "gemm" && r.variant == "bf16 (fast_backend)";
+  }));
+  EXPECT_EQ(Implementations(c->profile), std::vector<std::string>{"fast_backend"});
+  // It survives the profile's JSON, and selecting it puts it in the default's place.
+  EngineProfile written = c->profile;  // the synthetic base leaves the required texts empty
+  written.description = written.version = written.defaults.source = written.overheads.source = "t";
+  auto reread = ParseEngineProfile(EngineProfileJson(written), "fitted.json");
+  ASSERT_TRUE(reread.has_value()) << reread.error().message;
+  auto selected = SelectImplementation(*reread, "fast_backend");
+  ASSERT_TRUE(selected.has_value()) << selected.error().message;
+  EXPECT_EQ(selected->implementation, "fast_backend");
+  const DeviceProfile& chosen =
+      **FindDeviceProfile(*selected, *device::FindBuiltinDevice("h100-sxm"));
+  EXPECT_EQ(chosen.implementation, "fast_backend");
+  const KernelParams* now = chosen.Find(KernelClass::kGemm, "bf16");
+  ASSERT_NE(now, nullptr);
+  ExpectRecovered(*now, fast, 0.02);
+  EXPECT_EQ(std::count_if(chosen.kernels.begin(), chosen.kernels.end(),
+                          [](const KernelParams& k) { return k.cls == KernelClass::kGemm; }),
+            1);
+  auto unknown = SelectImplementation(*reread, "slow_backend");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_EQ(unknown.error().message,
+            "engine 'synthetic' has no kernel implementation 'slow_backend' (it offers: "
+            "fast_backend)");
 }
 
 TEST(Calibrate, NothingToFitIsAnError) {

@@ -330,12 +330,12 @@ TEST(ParseEngineProfile, KernelSourcesNameAClassAndVariantOnceAndRoundTrip) {
       "p.json");
   ASSERT_TRUE(ok.has_value()) << ok.error().message;
   const DeviceProfile& d = ok->devices[0];
-  ASSERT_NE(d.DefaultSource(KernelClass::kGroupedGemm, "fp8_block"), nullptr);
-  EXPECT_EQ(d.DefaultSource(KernelClass::kGroupedGemm, "fp8_block")->kernel_source, "lib_a");
-  EXPECT_EQ(d.DefaultSource(KernelClass::kGroupedGemm, "fp8_block")->engine, "");  // its own
-  ASSERT_NE(d.DefaultSource(KernelClass::kGemm, "fp8_block"), nullptr);
-  EXPECT_EQ(d.DefaultSource(KernelClass::kGemm, "fp8_block")->engine, "trtllm");
-  EXPECT_EQ(d.DefaultSource(KernelClass::kGroupedGemm, "bf16"), nullptr);
+  ASSERT_NE(d.SourceOf(KernelClass::kGroupedGemm, "fp8_block"), nullptr);
+  EXPECT_EQ(d.SourceOf(KernelClass::kGroupedGemm, "fp8_block")->kernel_source, "lib_a");
+  EXPECT_EQ(d.SourceOf(KernelClass::kGroupedGemm, "fp8_block")->engine, "");  // its own
+  ASSERT_NE(d.SourceOf(KernelClass::kGemm, "fp8_block"), nullptr);
+  EXPECT_EQ(d.SourceOf(KernelClass::kGemm, "fp8_block")->engine, "trtllm");
+  EXPECT_EQ(d.SourceOf(KernelClass::kGroupedGemm, "bf16"), nullptr);
   auto again = ParseEngineProfile(EngineProfileJson(*ok), "again.json");
   ASSERT_TRUE(again.has_value()) << again.error().message;
   EXPECT_EQ(EngineProfileJson(*again), EngineProfileJson(*ok));

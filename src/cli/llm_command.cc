@@ -116,7 +116,9 @@ Command AddLlmCommand(CLI::App& root) {
                   "Pipeline micro-batches per step (default: --pp)");
   app->add_option("--engine", o->predict.engine,
                   "Serving engine whose profile predicts the figures (vllm, sglang, trtllm, "
-                  "llama.cpp, roofline) or a profile .json (default: the device's; docs/engines.md)");
+                  "llama.cpp, roofline) or a profile .json (default: the device's; docs/engines.md); "
+                  "ENGINE:NAME runs an alternative kernel implementation the profile offers "
+                  "(trtllm:trtllm_gen, TensorRT-LLM's moe_config.backend TRTLLM)");
   app->add_option("--disagg", o->predict.disagg,
                   "Predict disaggregated serving: P:D prefill and decode workers");
   app->add_option("--prefill-tp", o->predict.prefill_tp, "With --disagg: a prefill worker's tensor-parallel degree (default: --tp)");

@@ -74,7 +74,8 @@ Command AddPlanCommand(CLI::App& root) {
   app->add_option("--engine", r.engine,
                   "Engine whose profile predicts the figures (vllm, sglang, trtllm, llama.cpp, "
                   "roofline) or a profile .json (default: the device's; roofline: the roofline "
-                  "estimate); the launch hints are for it");
+                  "estimate; ENGINE:NAME for an alternative kernel implementation); the launch "
+                  "hints are for it");
   app->add_option("--weights", o->weights,
                   "Weight formats or llama.cpp file types to search, comma-separated (default: the config's)");
   app->add_option("--activations", r.activations, "Activation format");

@@ -170,7 +170,8 @@ Command AddSweepCommand(CLI::App& root) {
   app->add_option("--state-dtype", o->grid.state_dtype, "Recurrent state format");
   app->add_option("--engine", o->grid.engine,
                   "Also predict every point with this serving engine's profile (vllm, sglang, "
-                  "trtllm, llama.cpp, roofline, or a profile .json; docs/engines.md)");
+                  "trtllm, llama.cpp, roofline, or a profile .json; ENGINE:NAME for an "
+                  "alternative kernel implementation; docs/engines.md)");
   app->add_option("--gen-len,--osl", o->gen_len,
                   "Time whole requests: prefill, then this many decode steps: LIST (full analysis "
                   "per point)");

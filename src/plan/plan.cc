@@ -845,13 +845,18 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
   // The predicting engine: --engine, else the device's default; "roofline" predicts nothing.
   const std::string engine = request.engine.value_or(std::string(predict::DefaultEngine(*device)));
   std::optional<std::string> predicting;
+  std::string implementation;  // an alternative the engine is configured for (ENGINE:NAME)
   if (engine != "roofline") {
     auto profile = predict::ResolveEngineProfile(engine);
     if (!profile) return OptionError("--engine", profile.error().message);
-    if (auto entry = predict::FindDeviceProfile(*profile, *device); !entry) {
-      return OptionError("--engine", entry.error().message);
+    auto entry = predict::FindDeviceProfile(*profile, *device);
+    if (!entry) return OptionError("--engine", entry.error().message);
+    if (!profile->implementation.empty() && (*entry)->implementation != profile->implementation) {
+      return OptionError("--engine", profile->engine + "'s '" + profile->implementation +
+                                         "' kernels are not fitted for " + device->name);
     }
     out.engine = profile->engine;
+    implementation = profile->implementation;
     predicting = engine;
   } else {
     out.engine = "roofline";
@@ -889,6 +894,11 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
          return all;
        }()) {
     p->hint = LaunchHint(out.hint_engine, *p, model_arg, request.isl + request.osl);
+    // The prediction assumes the engine configured for an alternative implementation: the
+    // launch must configure it too (its setting is in the profile's rule, docs/engines.md).
+    if (!p->hint.empty() && !implementation.empty()) {
+      p->hint += "  (configured for its '" + implementation + "' kernels: docs/engines.md)";
+    }
     p->reproduce = ReproduceCommand(*p, model_arg, request.device, request.isl, request.osl,
                                     request.engine.value_or(out.engine));
   }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "predict/samples.h"
@@ -76,7 +77,7 @@ bool IsDefaultImplementation(const Measurement& m, const EngineProfile& base,
   auto sample = MakeSample(m, *device, &why);
   if (!sample || !*sample) return own;  // an error or an unmodelled row: reported there
   const KernelInput& first = (*sample)->parts.front();
-  const KernelSource* wanted = entry->DefaultSource(first.cls, first.variant);
+  const KernelSource* wanted = entry->SourceOf(first.cls, first.variant);
   const std::string group = std::string(KernelClassName(first.cls)) + " '" + first.variant +
                             "' on " + m.device;
   if (wanted == nullptr) return own ? true : drop("rows of engine '" + m.engine + "'");
@@ -88,6 +89,44 @@ bool IsDefaultImplementation(const Measurement& m, const EngineProfile& base,
                 " rows instead (the profile's kernel_sources say why)");
   }
   return drop(group + ": not the engine's default implementation (" + wanted->kernel_source + ")");
+}
+
+// The names of the alternative implementations the base profile's rules describe (a rule
+// with KernelSource::implementation), sorted, each once.
+std::vector<std::string> AlternativeNames(const EngineProfile& base) {
+  std::set<std::string> names;
+  for (const DeviceProfile& d : base.devices) {
+    for (const KernelSource& k : d.kernel_sources) {
+      if (!k.implementation.empty()) names.insert(k.implementation);
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+// Whether a row times the alternative `name` of its kernel class and variant on its device:
+// the base entry serving the device has a rule so named for the row's class and variant, and
+// the row is of that rule's implementation and engine.
+bool IsAlternative(const Measurement& m, const EngineProfile& base, const std::string& name) {
+  const DeviceProfile* entry = nullptr;
+  for (const DeviceProfile& d : base.devices) {
+    if (d.Serves(m.device) && !d.kernel_sources.empty()) entry = &d;
+  }
+  if (entry == nullptr) return false;
+  const auto matches = [&](const KernelSource& k) {
+    return k.implementation == name && k.kernel_source == m.kernel_source &&
+           (k.engine.empty() ? base.engine : k.engine) == m.engine;
+  };
+  if (std::none_of(entry->kernel_sources.begin(), entry->kernel_sources.end(), matches)) {
+    return false;
+  }
+  auto device = device::ResolveDevice(m.device);
+  if (!device) return false;
+  std::string why;
+  auto sample = MakeSample(m, *device, &why);
+  if (!sample || !*sample) return false;
+  const KernelInput& first = (*sample)->parts.front();
+  const KernelSource* rule = entry->SourceOf(first.cls, first.variant, name);
+  return rule != nullptr && matches(*rule);
 }
 
 // A skip reason with its numbers and quoted names generalised, so rows skipped for the same
@@ -148,14 +187,15 @@ DeviceProfile& EntryFor(EngineProfile& p, const std::string& device) {
 
 void Replace(DeviceProfile& d, KernelParams k) {
   for (KernelParams& old : d.kernels) {
-    if (old.cls == k.cls && old.variant == k.variant) {
+    if (old.cls == k.cls && old.variant == k.variant && old.implementation == k.implementation) {
       old = std::move(k);
       return;
     }
   }
   d.kernels.push_back(std::move(k));
   std::stable_sort(d.kernels.begin(), d.kernels.end(), [](const auto& a, const auto& b) {
-    return a.cls != b.cls ? a.cls < b.cls : a.variant < b.variant;
+    return std::tie(a.cls, a.variant, a.implementation) <
+           std::tie(b.cls, b.variant, b.implementation);
   });
 }
 
@@ -303,6 +343,35 @@ Result<Calibration> Calibrate(const std::vector<MeasurementFile>& files, const E
     AddDerivedMemoryClass(entry);
     entry.basis = "fitted";
     entry.source = FittedSource(data, base.engine, base_source);
+  }
+  // Alternatives the engine can be configured to run: each fitted to its own rows only, kept
+  // beside the default as kernels tagged with its name (rows the default pass skipped were
+  // counted there).
+  for (const std::string& name : AlternativeNames(base)) {
+    std::map<std::string, size_t> counted_above;
+    const std::vector<const Measurement*> alt_calls = FastestPerCall(
+        files, [&](const Measurement& m) { return IsAlternative(m, base, name); });
+    auto alt = CollectSamples(alt_calls, counted_above);
+    if (!alt) return std::unexpected(alt.error());
+    for (auto& [id, data] : *alt) {
+      DeviceProfile& entry = EntryFor(out.profile, data.device.name);
+      const DeviceRates rates = RatesOf(data.device);
+      for (auto& [key, group] : data.kernels) {
+        const std::string label = group.variant + " (" + name + ")";
+        if (group.samples.size() < options.min_samples) {
+          skipped[std::string(KernelClassName(group.cls)) + " '" + label + "' on " +
+                  data.device.name + ": too few measurements to fit"] += group.samples.size();
+          continue;
+        }
+        KernelParams k = FitKernel(group.samples, group.cls, group.variant, rates, options.fit);
+        k.implementation = name;
+        out.rows.push_back({data.device.name, std::string(KernelClassName(group.cls)), label,
+                            k.fit, RooflineMedian(group.samples)});
+        AddResiduals(group.samples, data.device.name, out.rows.back().kernel, label,
+                     [&](const Sample& s) { return SampleTime(s, k, rates); }, out.residuals);
+        Replace(entry, std::move(k));
+      }
+    }
   }
   for (const auto& [reason, count] : skipped) {
     out.skipped.push_back(std::to_string(count) + " " + reason);

@@ -14,12 +14,15 @@
 //                 "source": "...", "chunked_prefill_tokens": 8192,   optional
 //                 "kernels": [{"class", "variant", "overhead_s", "bandwidth_efficiency",
 //                              "compute_efficiency", "overlap", "tile_m", "tile_n",
-//                              "wave_exponent", "wave_latency_s", "fit": {...}}],
+//                              "wave_exponent", "wave_latency_s",
+//                              "implementation" (optional: an alternative's kernels),
+//                              "fit": {...}}],
 //                 "collectives": [{"class", "algorithm", "latency_s", "latency_per_peer_s",
 //                                  "bandwidth_efficiency", "fit": {...}}],
 //                 "kernel_sources": [{"class", "variant", "kernel_source", "engine" (optional),
-//                                     "source"}]}]}
+//                                     "implementation" (optional), "source"}]}]}
 //                                                   optional: calibrate's default implementations
+//                                                   and named alternatives
 // simdjson's error-code API: nothing throws.
 #include "predict/profile.h"
 
@@ -83,7 +86,7 @@ std::string_view FallbackVariant(std::string_view variant) {
 const KernelParams* DeviceProfile::Find(KernelClass cls, std::string_view variant) const {
   for (std::string_view v = variant; !v.empty(); v = FallbackVariant(v)) {
     for (const KernelParams& k : kernels) {
-      if (k.cls == cls && k.variant == v) return &k;
+      if (k.cls == cls && k.variant == v && k.implementation.empty()) return &k;
     }
   }
   return nullptr;
@@ -94,9 +97,10 @@ bool DeviceProfile::Serves(std::string_view device_id) const {
          std::find(applies_to.begin(), applies_to.end(), device_id) != applies_to.end();
 }
 
-const KernelSource* DeviceProfile::DefaultSource(KernelClass cls, std::string_view variant) const {
+const KernelSource* DeviceProfile::SourceOf(KernelClass cls, std::string_view variant,
+                                            std::string_view name) const {
   for (const KernelSource& k : kernel_sources) {
-    if (k.cls == cls && k.variant == variant) return &k;
+    if (k.cls == cls && k.variant == variant && k.implementation == name) return &k;
   }
   return nullptr;
 }
@@ -270,8 +274,13 @@ std::optional<Error> ReadKernel(element v, const std::string& context, KernelPar
   r.Field("tile_n", false, r.Integer("tile_n", 1, 4096, k.tile_n));
   r.Field("wave_exponent", false, r.Number("wave_exponent", 0, 1, false, k.wave_exponent));
   r.Field("wave_latency_s", false, r.Number("wave_latency_s", 0, 1, false, k.wave_latency_s));
+  r.Field("implementation", false, r.String("implementation", true, k.implementation));
   r.Field("fit", false, [&](element f) { return ReadFit(f, context, k.fit); });
   if (auto error = r.Read(v)) return error;
+  if (!k.implementation.empty() && !ValidVariant(k.implementation)) {
+    return Error{context + ": field 'implementation': expected lower-case letters, digits and "
+                           "'_', got \"" + k.implementation + "\""};
+  }
   const auto parsed = ParseKernelClass(cls);
   if (!parsed || Info(*parsed).kind == KernelKind::kLink ||
       Info(*parsed).kind == KernelKind::kNoKernel) {
@@ -296,8 +305,13 @@ std::optional<Error> ReadKernelSource(element v, const std::string& context, Ker
   r.Field("variant", true, r.String("variant", true, k.variant));
   r.Field("kernel_source", true, r.String("kernel_source", true, k.kernel_source));
   r.Field("engine", false, r.String("engine", true, k.engine));
+  r.Field("implementation", false, r.String("implementation", true, k.implementation));
   r.Field("source", true, r.String("source", true, k.source));
   if (auto error = r.Read(v)) return error;
+  if (!k.implementation.empty() && !ValidVariant(k.implementation)) {
+    return Error{context + ": field 'implementation': expected lower-case letters, digits and "
+                           "'_', got \"" + k.implementation + "\""};
+  }
   const auto parsed = ParseKernelClass(cls);
   if (!parsed || Info(*parsed).kind == KernelKind::kLink ||
       Info(*parsed).kind == KernelKind::kNoKernel) {
@@ -382,7 +396,8 @@ std::optional<Error> FirstRepeat(const std::vector<T>& list, std::string_view fi
 
 std::optional<Error> CheckDevice(const DeviceProfile& d, const std::string& context) {
   const auto class_and_variant = [](const auto& k) {
-    return "class '" + std::string(KernelClassName(k.cls)) + "' variant '" + k.variant + "'";
+    return "class '" + std::string(KernelClassName(k.cls)) + "' variant '" + k.variant + "'" +
+           (k.implementation.empty() ? "" : " implementation '" + k.implementation + "'");
   };
   if (auto e = FirstRepeat(d.kernels, "kernels", context, class_and_variant)) return e;
   if (auto e = FirstRepeat(d.kernel_sources, "kernel_sources", context, class_and_variant)) {
@@ -581,10 +596,72 @@ Result<const EngineProfile*> FindBuiltinProfile(std::string_view engine) {
 }
 
 Result<EngineProfile> ResolveEngineProfile(std::string_view name_or_path) {
-  if (name_or_path.ends_with(".json")) return LoadEngineProfileFile(std::string(name_or_path));
-  auto p = FindBuiltinProfile(name_or_path);
-  if (!p) return std::unexpected(p.error());
-  return **p;
+  // "ENGINE:NAME" / "profile.json:NAME": an alternative implementation; a ':' inside a path
+  // (before its last '/') is the path's own.
+  const size_t colon = name_or_path.rfind(':');
+  const bool has_name = colon != std::string_view::npos && colon + 1 < name_or_path.size() &&
+                        name_or_path.find('/', colon) == std::string_view::npos &&
+                        !name_or_path.ends_with(".json");
+  const std::string_view engine = has_name ? name_or_path.substr(0, colon) : name_or_path;
+  Result<EngineProfile> p = engine.ends_with(".json")
+                                ? LoadEngineProfileFile(std::string(engine))
+                                : [&]() -> Result<EngineProfile> {
+    auto builtin = FindBuiltinProfile(engine);
+    if (!builtin) return std::unexpected(builtin.error());
+    return **builtin;
+  }();
+  if (!p || !has_name) return p;
+  return SelectImplementation(std::move(*p), name_or_path.substr(colon + 1));
+}
+
+std::vector<std::string> Implementations(const EngineProfile& profile) {
+  std::vector<std::string> names;
+  for (const DeviceProfile& d : profile.devices) {
+    for (const KernelParams& k : d.kernels) {
+      if (!k.implementation.empty()) names.push_back(k.implementation);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+Result<EngineProfile> SelectImplementation(EngineProfile profile, std::string_view name) {
+  const std::vector<std::string> offered = Implementations(profile);
+  if (std::find(offered.begin(), offered.end(), name) == offered.end()) {
+    std::string known;
+    for (const std::string& n : offered) known += (known.empty() ? "" : ", ") + n;
+    return MakeError("engine '" + profile.engine + "' has no kernel implementation '" +
+                     std::string(name) + "' (" +
+                     (known.empty() ? std::string("it offers none") : "it offers: " + known) +
+                     ")");
+  }
+  for (DeviceProfile& d : profile.devices) {
+    std::vector<KernelParams> kept;
+    std::vector<KernelParams> chosen;
+    for (KernelParams& k : d.kernels) {
+      if (k.implementation.empty()) {
+        kept.push_back(std::move(k));
+      } else if (k.implementation == name) {
+        chosen.push_back(std::move(k));
+      }
+    }
+    for (KernelParams& k : chosen) {
+      auto same = std::find_if(kept.begin(), kept.end(), [&](const KernelParams& o) {
+        return o.cls == k.cls && o.variant == k.variant;
+      });
+      k.implementation.clear();
+      if (same != kept.end()) {
+        *same = std::move(k);
+      } else {
+        kept.push_back(std::move(k));
+      }
+    }
+    if (!chosen.empty()) d.implementation = std::string(name);
+    d.kernels = std::move(kept);
+  }
+  profile.implementation = std::string(name);
+  return profile;
 }
 
 int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& entry,
@@ -611,7 +688,7 @@ Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
   }
   if (profile.transparent) {
     static const DeviceProfile kTransparent{"*", {}, "derived", "transparent profile", 0,
-                                            {},  {}, {}};
+                                            {},  {}, {}, {}};
     return &kTransparent;
   }
   std::string known;
@@ -687,6 +764,7 @@ std::string KernelJson(const KernelParams& k) {
                   ", \"tile_n\": " + std::to_string(k.tile_n) +
                   ", \"wave_exponent\": " + Num(k.wave_exponent) +
                   ", \"wave_latency_s\": " + Num(k.wave_latency_s);
+  if (!k.implementation.empty()) s += ", \"implementation\": " + Quote(k.implementation);
   if (k.fit.samples > 0) s += ",\n         \"fit\": " + FitJson(k.fit);
   return s + "}";
 }
@@ -742,6 +820,8 @@ std::string DeviceJson(const DeviceProfile& d) {
            Quote(KernelClassName(k.cls)) + ", \"variant\": " + Quote(k.variant) +
            ", \"kernel_source\": " + Quote(k.kernel_source) +
            (k.engine.empty() ? std::string() : ", \"engine\": " + Quote(k.engine)) +
+           (k.implementation.empty() ? std::string()
+                                     : ", \"implementation\": " + Quote(k.implementation)) +
            ",\n         \"source\": " + Quote(k.source) + "}";
     }
     s += "\n     ]";

@@ -83,6 +83,10 @@ struct KernelParams {
   int64_t tile_m = 1, tile_n = 1;     // 1: no tile quantization along that axis
   double wave_exponent = 0;           // 0: no wave quantization
   double wave_latency_s = 0;          // least time of one wave of tiles (CTAs)
+  // "": the engine's default implementation of the class; else the name of an alternative the
+  // engine can be configured to run (KernelSource::implementation), used only when selected
+  // (--engine ENGINE:NAME, SelectImplementation).
+  std::string implementation;
   FitStats fit;
 };
 
@@ -101,7 +105,10 @@ struct CollectiveParams {
 // The implementation an engine runs by default for one kernel class and variant on a device,
 // where the measurements time several (the calibration set times SGLang's FlashInfer TRT-LLM
 // and Triton fused MoE kernels on B200): `opscope calibrate` fits that class and variant to
-// this implementation's rows only, since the engine does not run the others' kernels.
+// this implementation's rows only, since the engine does not run the others' kernels. A rule
+// with an `implementation` name describes an alternative the engine can be configured to run
+// instead (TensorRT-LLM's moe_config.backend TRTLLM): calibrate fits it to its own rows beside
+// the default, as kernels tagged with the name.
 struct KernelSource {
   KernelClass cls = KernelClass::kNone;
   std::string variant;
@@ -110,7 +117,8 @@ struct KernelSource {
   // runs the same kernel and only its table times it as served (SGLang's block-FP8 DeepGEMM
   // on Blackwell: TensorRT-LLM's rows, docs/engines.md).
   std::string engine;
-  std::string source;         // why the engine runs it by default
+  std::string implementation;  // "": the default; else the alternative's name
+  std::string source;          // why the engine runs it (by default, or when configured so)
 };
 
 // An engine's parameters on one device (or a family of devices).
@@ -125,12 +133,18 @@ struct DeviceProfile {
   std::vector<KernelParams> kernels;
   std::vector<CollectiveParams> collectives;
   std::vector<KernelSource> kernel_sources;  // default implementations (calibration only)
+  // The alternative whose kernels SelectImplementation put in place of the defaults here; ""
+  // when none was selected or this entry has no kernels of the one selected (not serialized).
+  std::string implementation;
 
   // The implementation the engine runs for `cls` / `variant` on this entry's devices, when
-  // the profile names one; nullptr otherwise.
-  const KernelSource* DefaultSource(KernelClass cls, std::string_view variant) const;
-  // The parameters of `cls` for `variant`, else for the first variant of its fallback chain
-  // the entry has (FallbackVariant); nullptr when none.
+  // the profile names one (`name` "": the default; else the alternative so named); nullptr
+  // otherwise.
+  const KernelSource* SourceOf(KernelClass cls, std::string_view variant,
+                               std::string_view name = "") const;
+  // The default parameters of `cls` for `variant`, else for the first variant of its fallback
+  // chain the entry has (FallbackVariant); nullptr when none. Alternatives' kernels are not
+  // found until selected.
   const KernelParams* Find(KernelClass cls, std::string_view variant) const;
   bool Serves(std::string_view device_id) const;
   // The basis of this entry's parameters for `device_id`: its own basis for the device it
@@ -197,6 +211,9 @@ struct EngineProfile {
   // Devices this engine is the default for when the user names none (DefaultEngine).
   std::vector<std::string> default_for;
   std::vector<DeviceProfile> devices;
+  // The alternative implementation selected (--engine ENGINE:NAME), "" for the defaults (not
+  // serialized).
+  std::string implementation;
 };
 
 // The variant a missing variant falls back to ("fp8_block" → "fp8" → "bf16"); "" at the end
@@ -213,8 +230,17 @@ Result<EngineProfile> LoadEngineProfileFile(const std::string& path);
 const std::vector<EngineProfile>& BuiltinProfiles();
 // A built-in profile by id; the error lists the known ids.
 Result<const EngineProfile*> FindBuiltinProfile(std::string_view engine);
-// --engine: a path ending in .json loads the file, anything else is a built-in id.
+// --engine: a path ending in .json loads the file, anything else is a built-in id; either may
+// be followed by ":NAME", an alternative implementation the profile offers (SelectImplementation).
 Result<EngineProfile> ResolveEngineProfile(std::string_view name_or_path);
+
+// The names of the alternative implementations the profile's entries hold fitted kernels of,
+// sorted, each once.
+std::vector<std::string> Implementations(const EngineProfile& profile);
+// The profile with the alternative `name`'s kernels in place of the defaults of their class
+// and variant, on every entry that has them (DeviceProfile::implementation set there); every
+// other alternative's kernels dropped. An error when no entry has kernels of `name`.
+Result<EngineProfile> SelectImplementation(EngineProfile profile, std::string_view name);
 
 // The chunk of prompt tokens per step the engine uses on `device` (served by `entry`) by
 // default (0: no chunked prefill): the entry's own, else the memory tier the device is under,
