@@ -71,7 +71,18 @@ def request(row):
 
 def predict(binary, row, engine):
     concurrency, prompt, gen = request(row)
-    args = [binary, "llm", *row["opscope_args"].split(), "--engine", engine, "--batch",
+    # A row whose recipe configures the engine's kernels says so in its own --engine
+    # (ENGINE:NAME, an alternative implementation); the roofline comparison replaces it.
+    row_args = row["opscope_args"].split()
+    if "--engine" in row_args:
+        i = row_args.index("--engine")
+        if row_args[i + 1].split(":")[0] != row["engine"]:
+            raise SystemExit(f"{row['opscope_args']}: --engine is not the row's engine {row['engine']}")
+        if engine != row["engine"]:
+            row_args[i + 1] = engine
+    else:
+        row_args += ["--engine", engine]
+    args = [binary, "llm", *row_args, "--batch",
             str(concurrency), "--prompt", str(prompt), "--gen-len", str(gen), "--format", "json"]
     run = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
     if run.returncode != 0:

@@ -380,9 +380,47 @@ TEST(Predicted, IslAndOslSpellPromptAndGenLen) {
   EXPECT_NE(a.out.find("\"predicted\":{\"engine\":\"vllm\""), std::string::npos);
 }
 
+// ENGINE:NAME swaps in an alternative the profile offers for the classes it covers (TensorRT-
+// LLM's TRTLLM-gen MoE on Blackwell): a MoE model's step changes, a dense model's does not, and
+// the floor stays below both. Where the alternative has no fitted kernels the request is refused,
+// not answered with the defaults under its name.
+TEST(Predicted, AnAlternativeImplementationChangesOnlyItsClasses) {
+  const auto step = [](const std::string& model, const std::string& engine) {
+    Request r = Make(model, "b200", 8);
+    r.workload.gen_len.reset();
+    auto run = RunLlm(r);
+    EXPECT_TRUE(run) << run.error().message;
+    auto p = ServingPredictor::Make(run->serving, r.degrees, engine);
+    EXPECT_TRUE(p) << p.error().message;
+    auto f = p->Predict(r.workload);
+    EXPECT_TRUE(f) << f.error().message;
+    EXPECT_LE(run->evaluation.figures.per_device.step_floor_s.value_or(0),
+              f->step_time_s * (1 + 1e-12))
+        << model << " " << engine;
+    return f->step_time_s;
+  };
+  EXPECT_NE(step("deepseek-v3", "trtllm"), step("deepseek-v3", "trtllm:trtllm_gen"));
+  EXPECT_EQ(step("llama-3.1-8b", "trtllm"), step("llama-3.1-8b", "trtllm:trtllm_gen"));
+
+  auto run = RunLlm(Make("deepseek-v3", "h200", 8));
+  ASSERT_TRUE(run);
+  auto elsewhere = ServingPredictor::Make(run->serving, {}, "trtllm:trtllm_gen");
+  ASSERT_FALSE(elsewhere);
+  EXPECT_EQ(elsewhere.error().message,
+            "option '--engine': trtllm's 'trtllm_gen' kernels are fitted for b200, gb200, not "
+            "for h200");
+  auto unknown = ServingPredictor::Make(run->serving, {}, "trtllm:nosuch");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message,
+            "option '--engine': engine 'trtllm' has no kernel implementation 'nosuch' (it "
+            "offers: trtllm_gen)");
+}
+
 TEST(Predicted, CommandErrorsAreOneLineWithStatus2) {
   for (const char* args :
-       {"llm llama-3.1-8b --engine nosuch", "llm llama-3.1-8b --gen-len 8 --speculative mtp:2",
+       {"llm llama-3.1-8b --engine nosuch", "llm llama-3.1-8b --engine vllm:nosuch",
+        "llm deepseek-v3 --device h200 --tp 8 --engine trtllm:trtllm_gen",
+        "llm llama-3.1-8b --gen-len 8 --speculative mtp:2",
         "llm llama-3.1-8b --prefill-tp 2", "llm llama-3.1-8b --gen-len 8 --disagg 1",
         // a request mode without a request (no --gen-len) is refused, not silently ignored
         "llm llama-3.1-8b --disagg 1:1", "llm deepseek-v3 --device h200 --tp 8 --speculative mtp:1 --acceptance 0.8"}) {
