@@ -338,15 +338,39 @@ KernelSource Rule(KernelClass cls, std::string variant, std::string kernel_sourc
   return k;
 }
 
+// Another library's true parameters: Truth() with its own overhead and efficiencies.
+KernelParams TruthWith(double overhead_s, double bandwidth_efficiency, double compute_efficiency) {
+  KernelParams p = Truth();
+  p.overhead_s = overhead_s;
+  p.bandwidth_efficiency = bandwidth_efficiency;
+  p.compute_efficiency = compute_efficiency;
+  return p;
+}
+
+// Who timed a table's rows: the engine, the implementation label, the true parameters.
+struct TimedBy {
+  std::string engine, kernel_source;
+  KernelParams truth;
+};
+
+// Every GEMM shape timed twice, once by `a` and once by `b`; `calls` counts the shapes.
+MeasurementFile EveryCallTimedTwice(const TimedBy& a, const TimedBy& b, size_t& calls) {
+  MeasurementFile file;
+  int line = 0;
+  ForEachGemmShape([&](int64_t m, int64_t n, int64_t k) {
+    file.rows.push_back(TimedGemmRow(m, n, k, ++line, a.engine, a.kernel_source, a.truth));
+    file.rows.push_back(TimedGemmRow(m, n, k, ++line, b.engine, b.kernel_source, b.truth));
+    ++calls;
+  });
+  return file;
+}
+
 // Two libraries time bf16 GEMMs on the same device, on calls of their own: the engine runs
 // one of them. With the profile naming it, only its rows are fitted and the others are
 // reported; without, the fit is pulled towards the other library's slower kernels.
 TEST(Calibrate, FitsOnlyTheEnginesDefaultImplementationWhereTheProfileNamesIt) {
   const KernelParams runs = Truth();
-  KernelParams other = Truth();
-  other.overhead_s = 12e-6;
-  other.bandwidth_efficiency = 0.45;
-  other.compute_efficiency = 0.4;
+  const KernelParams other = TruthWith(12e-6, 0.45, 0.4);
   MeasurementFile file;
   int line = 0;
   // Alternate rows between the libraries, each on its own calls.
@@ -389,14 +413,9 @@ TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
   const KernelParams runs = Truth();
   KernelParams own_table = Truth();
   own_table.overhead_s = 12e-6;  // the own table times extra per-call work
-  MeasurementFile file;
-  int line = 0;
   size_t borrowed = 0;
-  ForEachGemmShape([&](int64_t m, int64_t n, int64_t k) {
-    file.rows.push_back(TimedGemmRow(m, n, k, ++line, "synthetic", "lib", own_table));
-    file.rows.push_back(TimedGemmRow(m, n, k, ++line, "other", "lib", runs));
-    ++borrowed;
-  });
+  const MeasurementFile file =
+      EveryCallTimedTwice({"synthetic", "lib", own_table}, {"other", "lib", runs}, borrowed);
   EngineProfile base = SyntheticBase();
   // No rule: only the engine's own rows.
   auto own = Calibrate({file}, base, {});
@@ -427,19 +446,11 @@ TEST(Calibrate, ARuleMayBorrowAnotherEnginesRowsOfTheSameKernel) {
 // its name; predictions see it only when it is selected, and then in the default's place.
 TEST(Calibrate, AnAlternativeImplementationIsFittedBesideTheDefault) {
   const KernelParams runs = Truth();
-  KernelParams fast = Truth();
-  fast.overhead_s = 2e-6;
-  fast.bandwidth_efficiency = 0.9;
-  fast.compute_efficiency = 0.85;
-  MeasurementFile file;
-  int line = 0;
-  size_t calls = 0;
+  const KernelParams fast = TruthWith(2e-6, 0.9, 0.85);
   // Both libraries time every call: the fastest-per-call choice alone would take `fast`.
-  ForEachGemmShape([&](int64_t m, int64_t n, int64_t k) {
-    file.rows.push_back(TimedGemmRow(m, n, k, ++line, "synthetic", "lib_default", runs));
-    file.rows.push_back(TimedGemmRow(m, n, k, ++line, "synthetic", "lib_fast", fast));
-    ++calls;
-  });
+  size_t calls = 0;
+  const MeasurementFile file = EveryCallTimedTwice({"synthetic", "lib_default", runs},
+                                                   {"synthetic", "lib_fast", fast}, calls);
   EngineProfile base = SyntheticBase();
   base.devices[0].kernel_sources.push_back(
       Rule(KernelClass::kGemm, "bf16", "lib_default", "", "the engine's default library"));
