@@ -77,6 +77,14 @@ bool IsDefaultImplementation(const Measurement& m, const EngineProfile& base,
   auto sample = MakeSample(m, *device, &why);
   if (!sample || !*sample) return own;  // an error or an unmodelled row: reported there
   const KernelInput& first = (*sample)->parts.front();
+  // A named alternative's row is fitted, and reported, in the alternative's own pass.
+  for (const KernelSource& k : entry->kernel_sources) {
+    if (!k.implementation.empty() && k.cls == first.cls && k.variant == first.variant &&
+        k.kernel_source == m.kernel_source &&
+        (k.engine.empty() ? base.engine : k.engine) == m.engine) {
+      return false;
+    }
+  }
   const KernelSource* wanted = entry->SourceOf(first.cls, first.variant);
   const std::string group = std::string(KernelClassName(first.cls)) + " '" + first.variant +
                             "' on " + m.device;
