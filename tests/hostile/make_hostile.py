@@ -525,6 +525,15 @@ o("div_int64_min_by_minus_one", model(const_i64("k1", "a", [-2**63]) + const_i64
   'node { name: "d" op_type: "Div" input: "a" input: "b" output: "c" }', [], [vi("c", [1], elem=7)]), "", exit_code=0)
 o("mod_int64_min_by_minus_one", model(const_i64("k1", "a", [-2**63]) + const_i64("k2", "b", [-1]) +
   'node { name: "d" op_type: "Mod" input: "a" input: "b" output: "c" }', [], [vi("c", [1], elem=7)]), "", exit_code=0)
+# Pads whose sum (Pad) or whose sum less the window (Conv) overflows int64: the extent is unknown,
+# not wrapped, and the node is reported rather than costed.
+o("pad_sum_overflow", model(const_i64("k", "pads", [0, 2**62, 0, 2**62]) +
+  'node { name: "p" op_type: "Pad" input: "x" input: "pads" output: "y" }',
+  [vi("x", [2, 3])], [vi("y", ["a", "b"])]), "", exit_code=0)
+o("conv_pads_overflow", model(
+    'node { name: "conv" op_type: "Conv" input: "x" input: "w" output: "y" '
+    'attribute { name: "pads" type: INTS ints: 4611686018427387904 ints: 0 ints: 4611686018427387904 ints: 0 } }',
+    [vi("x", [1, 3, 8, 8]), vi("w", [4, 3, 3, 3])], [vi("y", [1, 4, "h", "v"])]), "", exit_code=0)
 # Inputs libFuzzer found (fuzz_onnx artifacts, kept verbatim; the script does not rewrite them).
 def found(rel, exit_code, fragment, args=""):
     assert os.path.exists(os.path.join(HERE, rel)), rel
@@ -536,6 +545,7 @@ found("onnx/fuzz_conv_stride_zero.onnx", 2,
 found("onnx/fuzz_mul_one_input.onnx", 2,
       "node '/gn/Add' (Add): input '/gn/Mul_output_0' is not a graph input")  # was heap-buffer-overflow
 found("onnx/fuzz_broadcast_value_mismatch.onnx", 0, "")  # was a read past a constant's values
+found("onnx/fuzz_pad_sum_overflow.onnx", 0, "")  # was signed overflow adding a Pad's two pads
 # Nested subgraphs: If inside If ... 200 deep (protobuf's recursion limit is 100).
 inner = model(MATMUL, [vi("a", [2, 3]), vi("b", [3, 4])], [vi("c", [2, 4])])
 sub = 'name: "s" node { op_type: "Relu" input: "a" output: "r" } output { %s }' % vi("r", [2, 3])

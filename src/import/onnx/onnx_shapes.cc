@@ -430,6 +430,16 @@ Result<Window> ReadWindow(const NodeView& v, size_t spatial, const std::vector<D
   for (int64_t s : w.strides) {
     if (s <= 0) return Fail("has a non-positive stride");
   }
+  // The window's extent and pads are the file's numbers: one that overflows 64 bits is refused
+  // here rather than wrapped in the extent arithmetic (WindowOut checks again).
+  for (size_t i = 0; i < spatial; ++i) {
+    const auto span = CheckedSubSigned(w.kernel[i], 1);
+    const auto dilated = span ? CheckedMulSigned(w.dilations[i], *span) : std::nullopt;
+    const auto pads = CheckedAddSigned(w.pads[i], w.pads[i + spatial]);
+    if (!dilated || !CheckedAddSigned(*dilated, 1) || !pads) {
+      return Fail("its kernel, dilations or pads overflow 64 bits");
+    }
+  }
   return w;
 }
 
@@ -437,16 +447,28 @@ Result<Window> ReadWindow(const NodeView& v, size_t spatial, const std::vector<D
 Dim WindowOut(const Dim& in, const Window& w, size_t i, bool ceil_mode) {
   const int64_t s = w.strides[i];
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") return fold::CeilDiv(in, C(s));
-  const int64_t eff = w.dilations[i] * (w.kernel[i] - 1) + 1;
-  const int64_t pads = w.auto_pad == "VALID" ? 0 : w.pads[i] + w.pads[i + w.kernel.size()];
+  // The kernel, dilation and pads are the file's numbers: every step is checked, and an
+  // overflow leaves the extent unknown (the node is then reported, not costed).
+  const auto span = CheckedSubSigned(w.kernel[i], 1);
+  const auto dilated = span ? CheckedMulSigned(w.dilations[i], *span) : std::nullopt;
+  const auto eff = dilated ? CheckedAddSigned(*dilated, 1) : std::nullopt;
+  const auto pads = w.auto_pad == "VALID" ? std::optional<int64_t>(0)
+                                          : CheckedAddSigned(w.pads[i], w.pads[i + w.kernel.size()]);
+  const auto shift = eff && pads ? CheckedSubSigned(*pads, *eff) : std::nullopt;
+  if (!shift) return std::nullopt;
   // floor((in + pads - eff) / s) + 1 = ceil((in + pads - eff + 1) / s) for in + pads >= eff.
-  const Dim x = fold::Add(in, C(pads - eff));
+  const Dim x = fold::Add(in, C(*shift));
   if (!ceil_mode) return fold::CeilDiv(fold::Add(x, C(1)), C(s));
   auto cx = ConstantOf(x), cin = ConstantOf(in);
   if (!cx || !cin) return std::nullopt;
-  int64_t out = (*cx + s - 1) / s + 1;
+  const auto bumped = CheckedAddSigned(*cx, s - 1);
+  if (!bumped) return std::nullopt;
+  int64_t out = *bumped / s + 1;
   // The last window must start inside the input or the begin padding.
-  if ((out - 1) * s >= *cin + w.pads[i]) --out;
+  const auto last_start = CheckedMulSigned(out - 1, s);
+  const auto limit = CheckedAddSigned(*cin, w.pads[i]);
+  if (!last_start || !limit) return std::nullopt;
+  if (*last_start >= *limit) --out;
   return C(out);
 }
 
@@ -1050,7 +1072,10 @@ Outs PadRule(const NodeView& v) {
   for (size_t i = 0; i < axes.size(); ++i) {
     auto ax = Axis(axes[i], xd.size());
     if (!ax) return Fail("pad axis out of range");
-    out[*ax] = fold::Add(out[*ax], C((*pads)[i] + (*pads)[i + axes.size()]));
+    // Both pads are the file's numbers: their sum is checked, not wrapped.
+    const auto both = CheckedAddSigned((*pads)[i], (*pads)[i + axes.size()]);
+    if (!both) return Fail("its pads overflow 64 bits");
+    out[*ax] = fold::Add(out[*ax], C(*both));
   }
   return One(Ranked(std::move(out), (*x)->dtype));
 }
