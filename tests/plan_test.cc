@@ -327,6 +327,12 @@ TEST(Plan, BadOptionsAreOneLineErrors) {
            {"plan llama-3.1-8b --osl 1073741825", "option '--osl': must be in 1..1073741824"},
            {"plan llama-3.1-8b --max-batch 1048577", "option '--max-batch': must be in 1..1048576"},
            {"plan llama-3.1-8b --engine fastllm", "option '--engine': unknown engine 'fastllm'"},
+           {"plan llama-3.1-8b --device h200 --engine trtllm:trtllm_gen",
+            "option '--engine': trtllm's 'trtllm_gen' kernels are fitted for b200, gb200, not for "
+            "h200"},
+           {"plan llama-3.1-8b --engine sglang:nosuch",
+            "option '--engine': engine 'sglang' has no kernel implementation 'nosuch' (it offers "
+            "none)"},
            {"plan llama-3.1-8b --tpot-ms -1", "option '--tpot-ms'"},
            {"plan llama-3.1-8b --weights q9_z", "q9_z"},
            {"plan llama-9000", "model 'llama-9000'"}}) {

@@ -61,19 +61,11 @@ Result<Engine> ResolveEngine(const std::optional<std::string>& name, const devic
   if (!entry) return MakeError("option '--engine': " + entry.error().message);
   e.entry = *entry;
   e.basis = e.entry->BasisFor(device.name);
-  // An alternative implementation (ENGINE:NAME) must have kernels fitted for this device: the
-  // defaults in its place would be a different engine configuration than the one asked for.
-  if (const std::string& chosen = e.profile->implementation; !chosen.empty()) {
-    if (e.entry->implementation != chosen) {
-      std::string where;
-      for (const predict::DeviceProfile& d : e.profile->devices) {
-        if (d.implementation == chosen) where += (where.empty() ? "" : ", ") + d.device;
-      }
-      return MakeError("option '--engine': " + e.profile->engine + "'s '" + chosen +
-                       "' kernels are fitted for " + where + ", not for " + device.name);
-    }
-    e.why += ", " + chosen + " kernels";
+  // An alternative implementation (ENGINE:NAME) must have kernels fitted for this device.
+  if (auto serves = predict::CheckImplementationServes(*e.profile, *e.entry, device.name); !serves) {
+    return MakeError("option '--engine': " + serves.error().message);
   }
+  if (!e.profile->implementation.empty()) e.why += ", " + e.profile->implementation + " kernels";
   return e;
 }
 

@@ -851,9 +851,8 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
     if (!profile) return OptionError("--engine", profile.error().message);
     auto entry = predict::FindDeviceProfile(*profile, *device);
     if (!entry) return OptionError("--engine", entry.error().message);
-    if (!profile->implementation.empty() && (*entry)->implementation != profile->implementation) {
-      return OptionError("--engine", profile->engine + "'s '" + profile->implementation +
-                                         "' kernels are not fitted for " + device->name);
+    if (auto serves = predict::CheckImplementationServes(*profile, **entry, device->name); !serves) {
+      return OptionError("--engine", serves.error().message);
     }
     out.engine = profile->engine;
     implementation = profile->implementation;

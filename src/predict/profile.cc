@@ -664,6 +664,18 @@ Result<EngineProfile> SelectImplementation(EngineProfile profile, std::string_vi
   return profile;
 }
 
+Result<void> CheckImplementationServes(const EngineProfile& profile, const DeviceProfile& entry,
+                                       std::string_view device) {
+  const std::string& chosen = profile.implementation;
+  if (chosen.empty() || entry.implementation == chosen) return {};
+  std::string where;
+  for (const DeviceProfile& d : profile.devices) {
+    if (d.implementation == chosen) where += (where.empty() ? "" : ", ") + d.device;
+  }
+  return MakeError(profile.engine + "'s '" + chosen + "' kernels are fitted for " + where +
+                   ", not for " + std::string(device));
+}
+
 int64_t ChunkedPrefillTokens(const EngineProfile& profile, const DeviceProfile& entry,
                              const device::Device& device) {
   if (entry.chunked_prefill_tokens > 0) return entry.chunked_prefill_tokens;

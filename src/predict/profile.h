@@ -241,6 +241,11 @@ std::vector<std::string> Implementations(const EngineProfile& profile);
 // and variant, on every entry that has them (DeviceProfile::implementation set there); every
 // other alternative's kernels dropped. An error when no entry has kernels of `name`.
 Result<EngineProfile> SelectImplementation(EngineProfile profile, std::string_view name);
+// Whether `entry` (the profile's entry for `device`) holds the selected alternative's kernels;
+// an error naming the devices that do otherwise (the defaults in its place would be another
+// engine configuration than the one asked for). Nothing to check when none is selected.
+Result<void> CheckImplementationServes(const EngineProfile& profile, const DeviceProfile& entry,
+                                       std::string_view device);
 
 // The chunk of prompt tokens per step the engine uses on `device` (served by `entry`) by
 // default (0: no chunked prefill): the entry's own, else the memory tier the device is under,
