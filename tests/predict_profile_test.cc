@@ -235,6 +235,35 @@ TEST(BuiltinProfiles, FittedKernelOverheadsAreKernelScale) {
   }
 }
 
+// Every shipped alternative's kernels come from a rule that names it on the same entry, and
+// selecting it puts exactly those parameters where the default's were found.
+TEST(BuiltinProfiles, AlternativeKernelsFollowTheirRulesAndReplaceTheDefault) {
+  size_t tagged = 0;
+  for (const EngineProfile& p : BuiltinProfiles()) {
+    for (const std::string& name : Implementations(p)) {
+      auto selected = SelectImplementation(p, name);
+      ASSERT_TRUE(selected.has_value()) << selected.error().message;
+      for (size_t i = 0; i < p.devices.size(); ++i) {
+        const DeviceProfile& d = p.devices[i];
+        for (const KernelParams& k : d.kernels) {
+          if (k.implementation != name) continue;
+          ++tagged;
+          const std::string what = p.engine + " " + d.device + " " +
+                                   std::string(KernelClassName(k.cls)) + " " + k.variant;
+          EXPECT_NE(d.SourceOf(k.cls, k.variant, name), nullptr) << what;
+          const KernelParams* now = selected->devices[i].Find(k.cls, k.variant);
+          ASSERT_NE(now, nullptr) << what;
+          EXPECT_EQ(now->overhead_s, k.overhead_s) << what;
+          EXPECT_EQ(now->bandwidth_efficiency, k.bandwidth_efficiency) << what;
+          EXPECT_EQ(now->compute_efficiency, k.compute_efficiency) << what;
+          EXPECT_EQ(selected->devices[i].implementation, name) << what;
+        }
+      }
+    }
+  }
+  EXPECT_GE(tagged, 4u);  // trtllm_gen: block-FP8 and NVFP4 MoE on B200 and GB200
+}
+
 // A minimal valid profile, for the error cases below to break one field at a time.
 std::string Profile(const std::string& kernel_fields, const std::string& extra = "") {
   return R"({"schema_version": 1, "engine": "e", "description": "d", "version": "v",
