@@ -403,6 +403,9 @@ Outs GemmRule(const NodeView& v) {
 struct Window {
   std::vector<int64_t> kernel, strides, dilations, pads;  // pads: begins then ends
   std::string auto_pad;
+  // Per axis, checked once when read: the dilated kernel's extent, dilation·(kernel − 1) + 1,
+  // and the axis's begin + end pads.
+  std::vector<int64_t> extent, pad_total;
 };
 
 Result<Window> ReadWindow(const NodeView& v, size_t spatial, const std::vector<Dim>* kernel_dims) {
@@ -431,14 +434,15 @@ Result<Window> ReadWindow(const NodeView& v, size_t spatial, const std::vector<D
     if (s <= 0) return Fail("has a non-positive stride");
   }
   // The window's extent and pads are the file's numbers: one that overflows 64 bits is refused
-  // here rather than wrapped in the extent arithmetic (WindowOut checks again).
+  // here rather than wrapped in the extent arithmetic.
   for (size_t i = 0; i < spatial; ++i) {
     const auto span = CheckedSubSigned(w.kernel[i], 1);
     const auto dilated = span ? CheckedMulSigned(w.dilations[i], *span) : std::nullopt;
+    const auto extent = dilated ? CheckedAddSigned(*dilated, 1) : std::nullopt;
     const auto pads = CheckedAddSigned(w.pads[i], w.pads[i + spatial]);
-    if (!dilated || !CheckedAddSigned(*dilated, 1) || !pads) {
-      return Fail("its kernel, dilations or pads overflow 64 bits");
-    }
+    if (!extent || !pads) return Fail("its kernel, dilations or pads overflow 64 bits");
+    w.extent.push_back(*extent);
+    w.pad_total.push_back(*pads);
   }
   return w;
 }
@@ -447,16 +451,12 @@ Result<Window> ReadWindow(const NodeView& v, size_t spatial, const std::vector<D
 Dim WindowOut(const Dim& in, const Window& w, size_t i, bool ceil_mode) {
   const int64_t s = w.strides[i];
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") return fold::CeilDiv(in, C(s));
-  // The kernel, dilation and pads are the file's numbers: every step is checked, and an
-  // overflow leaves the extent unknown (the node is then reported, not costed).
-  const auto span = CheckedSubSigned(w.kernel[i], 1);
-  const auto dilated = span ? CheckedMulSigned(w.dilations[i], *span) : std::nullopt;
-  const auto eff = dilated ? CheckedAddSigned(*dilated, 1) : std::nullopt;
-  const auto pads = w.auto_pad == "VALID" ? std::optional<int64_t>(0)
-                                          : CheckedAddSigned(w.pads[i], w.pads[i + w.kernel.size()]);
-  const auto shift = eff && pads ? CheckedSubSigned(*pads, *eff) : std::nullopt;
+  // pads − extent from ReadWindow's checked figures; the rest is checked here, and an overflow
+  // leaves the extent unknown (the node is then reported, not costed).
+  const int64_t pads = w.auto_pad == "VALID" ? 0 : w.pad_total[i];
+  const auto shift = CheckedSubSigned(pads, w.extent[i]);
   if (!shift) return std::nullopt;
-  // floor((in + pads - eff) / s) + 1 = ceil((in + pads - eff + 1) / s) for in + pads >= eff.
+  // floor((in + pads - extent) / s) + 1 = ceil((in + pads - extent + 1) / s), in + pads >= extent.
   const Dim x = fold::Add(in, C(*shift));
   if (!ceil_mode) return fold::CeilDiv(fold::Add(x, C(1)), C(s));
   auto cx = ConstantOf(x), cin = ConstantOf(in);
