@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -52,6 +53,35 @@ std::vector<const Measurement*> FastestPerCall(
   return out;
 }
 
+// The base entry whose kernel_sources rule the rows of `device` (the last entry serving it that
+// has rules), or nullptr.
+const DeviceProfile* RuledEntry(const EngineProfile& base, const std::string& device) {
+  const DeviceProfile* entry = nullptr;
+  for (const DeviceProfile& d : base.devices) {
+    if (d.Serves(device) && !d.kernel_sources.empty()) entry = &d;
+  }
+  return entry;
+}
+
+// Whether rule `k` names the table row `m` comes from: the rule's engine (the base profile's
+// own when it names none) and implementation label.
+bool RuleTimes(const KernelSource& k, const Measurement& m, const std::string& base_engine) {
+  return (k.engine.empty() ? base_engine : k.engine) == m.engine &&
+         k.kernel_source == m.kernel_source;
+}
+
+// The kernel class and variant a row is fitted as; nullopt for a row that is an error or not
+// modelled (CollectSamples reports those).
+std::optional<std::pair<KernelClass, std::string>> RowClass(const Measurement& m) {
+  auto device = device::ResolveDevice(m.device);
+  if (!device) return std::nullopt;
+  std::string why;
+  auto sample = MakeSample(m, *device, &why);
+  if (!sample || !*sample) return std::nullopt;
+  const KernelInput& first = (*sample)->parts.front();
+  return std::pair{first.cls, first.variant};
+}
+
 // Whether a row is of the implementation the engine runs by default for its kernel class and
 // variant on its device, where the base profile names one (DeviceProfile::kernel_sources); a
 // rule may name another engine's rows (KernelSource::engine), which are then the only rows of
@@ -62,36 +92,29 @@ std::vector<const Measurement*> FastestPerCall(
 bool IsDefaultImplementation(const Measurement& m, const EngineProfile& base,
                              std::map<std::string, size_t>& skipped) {
   const bool own = m.engine == base.engine || m.engine == "nccl";
-  const DeviceProfile* entry = nullptr;
-  for (const DeviceProfile& d : base.devices) {
-    if (d.Serves(m.device) && !d.kernel_sources.empty()) entry = &d;
-  }
+  const DeviceProfile* entry = RuledEntry(base, m.device);
   const auto drop = [&](const std::string& reason) {
     ++skipped[reason];
     return false;
   };
   if (entry == nullptr) return own ? true : drop("rows of engine '" + m.engine + "'");
-  auto device = device::ResolveDevice(m.device);
-  if (!device) return own;  // CollectSamples reports it
-  std::string why;
-  auto sample = MakeSample(m, *device, &why);
-  if (!sample || !*sample) return own;  // an error or an unmodelled row: reported there
-  const KernelInput& first = (*sample)->parts.front();
+  const auto row = RowClass(m);
+  if (!row) return own;  // an error or an unmodelled row: CollectSamples reports it
+  const auto& [cls, variant] = *row;
   // A named alternative's row is fitted, and reported, in the alternative's own pass.
   for (const KernelSource& k : entry->kernel_sources) {
-    if (!k.implementation.empty() && k.cls == first.cls && k.variant == first.variant &&
-        k.kernel_source == m.kernel_source &&
-        (k.engine.empty() ? base.engine : k.engine) == m.engine) {
+    if (!k.implementation.empty() && k.cls == cls && k.variant == variant &&
+        RuleTimes(k, m, base.engine)) {
       return false;
     }
   }
-  const KernelSource* wanted = entry->SourceOf(first.cls, first.variant);
-  const std::string group = std::string(KernelClassName(first.cls)) + " '" + first.variant +
-                            "' on " + m.device;
+  const KernelSource* wanted = entry->SourceOf(cls, variant);
+  const std::string group =
+      std::string(KernelClassName(cls)) + " '" + variant + "' on " + m.device;
   if (wanted == nullptr) return own ? true : drop("rows of engine '" + m.engine + "'");
-  const std::string& wanted_engine = wanted->engine.empty() ? base.engine : wanted->engine;
-  if (m.engine == wanted_engine && m.kernel_source == wanted->kernel_source) return true;
+  if (RuleTimes(*wanted, m, base.engine)) return true;
   if (!own) return drop("rows of engine '" + m.engine + "'");
+  const std::string& wanted_engine = wanted->engine.empty() ? base.engine : wanted->engine;
   if (wanted_engine != base.engine) {
     return drop(group + ": fitted to " + wanted_engine + "'s " + wanted->kernel_source +
                 " rows instead (the profile's kernel_sources say why)");
@@ -115,26 +138,19 @@ std::vector<std::string> AlternativeNames(const EngineProfile& base) {
 // the base entry serving the device has a rule so named for the row's class and variant, and
 // the row is of that rule's implementation and engine.
 bool IsAlternative(const Measurement& m, const EngineProfile& base, const std::string& name) {
-  const DeviceProfile* entry = nullptr;
-  for (const DeviceProfile& d : base.devices) {
-    if (d.Serves(m.device) && !d.kernel_sources.empty()) entry = &d;
-  }
+  const DeviceProfile* entry = RuledEntry(base, m.device);
   if (entry == nullptr) return false;
-  const auto matches = [&](const KernelSource& k) {
-    return k.implementation == name && k.kernel_source == m.kernel_source &&
-           (k.engine.empty() ? base.engine : k.engine) == m.engine;
-  };
-  if (std::none_of(entry->kernel_sources.begin(), entry->kernel_sources.end(), matches)) {
+  // Cheap first: most rows are of no rule so named (and need no sample to tell).
+  if (std::none_of(entry->kernel_sources.begin(), entry->kernel_sources.end(),
+                   [&](const KernelSource& k) {
+                     return k.implementation == name && RuleTimes(k, m, base.engine);
+                   })) {
     return false;
   }
-  auto device = device::ResolveDevice(m.device);
-  if (!device) return false;
-  std::string why;
-  auto sample = MakeSample(m, *device, &why);
-  if (!sample || !*sample) return false;
-  const KernelInput& first = (*sample)->parts.front();
-  const KernelSource* rule = entry->SourceOf(first.cls, first.variant, name);
-  return rule != nullptr && matches(*rule);
+  const auto row = RowClass(m);
+  if (!row) return false;
+  const KernelSource* rule = entry->SourceOf(row->first, row->second, name);
+  return rule != nullptr && RuleTimes(*rule, m, base.engine);
 }
 
 // A skip reason with its numbers and quoted names generalised, so rows skipped for the same
