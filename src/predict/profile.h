@@ -132,7 +132,8 @@ struct DeviceProfile {
   int64_t chunked_prefill_tokens = 0;
   std::vector<KernelParams> kernels;
   std::vector<CollectiveParams> collectives;
-  std::vector<KernelSource> kernel_sources;  // default implementations (calibration only)
+  // The default implementations and the named alternatives (read by calibration only).
+  std::vector<KernelSource> kernel_sources;
   // The alternative whose kernels SelectImplementation put in place of the defaults here; ""
   // when none was selected or this entry has no kernels of the one selected (not serialized).
   std::string implementation;
