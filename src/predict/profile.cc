@@ -603,13 +603,14 @@ Result<EngineProfile> ResolveEngineProfile(std::string_view name_or_path) {
                         name_or_path.find('/', colon) == std::string_view::npos &&
                         !name_or_path.ends_with(".json");
   const std::string_view engine = has_name ? name_or_path.substr(0, colon) : name_or_path;
-  Result<EngineProfile> p = engine.ends_with(".json")
-                                ? LoadEngineProfileFile(std::string(engine))
-                                : [&]() -> Result<EngineProfile> {
-    auto builtin = FindBuiltinProfile(engine);
-    if (!builtin) return std::unexpected(builtin.error());
-    return **builtin;
-  }();
+  Result<EngineProfile> p;
+  if (engine.ends_with(".json")) {
+    p = LoadEngineProfileFile(std::string(engine));
+  } else if (auto builtin = FindBuiltinProfile(engine)) {
+    p = **builtin;
+  } else {
+    return std::unexpected(builtin.error());
+  }
   if (!p || !has_name) return p;
   return SelectImplementation(std::move(*p), name_or_path.substr(colon + 1));
 }
