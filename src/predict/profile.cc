@@ -259,6 +259,15 @@ bool ValidVariant(std::string_view v) {
   });
 }
 
+// A name field (a variant, an implementation) in lower-case letters, digits and '_'; an error
+// naming the field otherwise. `optional`: an empty value is allowed (the field was absent).
+std::optional<Error> CheckName(const std::string& context, std::string_view field,
+                               const std::string& value, bool optional = false) {
+  if ((optional && value.empty()) || ValidVariant(value)) return std::nullopt;
+  return Error{context + ": field '" + std::string(field) +
+               "': expected lower-case letters, digits and '_', got \"" + value + "\""};
+}
+
 std::optional<Error> ReadKernel(element v, const std::string& context, KernelParams& k) {
   ObjectReader r(context);
   std::string cls, variant;
@@ -277,10 +286,7 @@ std::optional<Error> ReadKernel(element v, const std::string& context, KernelPar
   r.Field("implementation", false, r.String("implementation", true, k.implementation));
   r.Field("fit", false, [&](element f) { return ReadFit(f, context, k.fit); });
   if (auto error = r.Read(v)) return error;
-  if (!k.implementation.empty() && !ValidVariant(k.implementation)) {
-    return Error{context + ": field 'implementation': expected lower-case letters, digits and "
-                           "'_', got \"" + k.implementation + "\""};
-  }
+  if (auto e = CheckName(context, "implementation", k.implementation, true)) return e;
   const auto parsed = ParseKernelClass(cls);
   if (!parsed || Info(*parsed).kind == KernelKind::kLink ||
       Info(*parsed).kind == KernelKind::kNoKernel) {
@@ -289,10 +295,7 @@ std::optional<Error> ReadKernel(element v, const std::string& context, KernelPar
                  "attention_prefill, mla_decode, mla_prefill, memory; collectives go in "
                  "'collectives')"};
   }
-  if (!ValidVariant(variant)) {
-    return Error{context + ": field 'variant': expected lower-case letters, digits and '_', got \"" +
-                 variant + "\""};
-  }
+  if (auto e = CheckName(context, "variant", variant)) return e;
   k.cls = *parsed;
   k.variant = std::move(variant);
   return std::nullopt;
@@ -308,19 +311,13 @@ std::optional<Error> ReadKernelSource(element v, const std::string& context, Ker
   r.Field("implementation", false, r.String("implementation", true, k.implementation));
   r.Field("source", true, r.String("source", true, k.source));
   if (auto error = r.Read(v)) return error;
-  if (!k.implementation.empty() && !ValidVariant(k.implementation)) {
-    return Error{context + ": field 'implementation': expected lower-case letters, digits and "
-                           "'_', got \"" + k.implementation + "\""};
-  }
+  if (auto e = CheckName(context, "implementation", k.implementation, true)) return e;
   const auto parsed = ParseKernelClass(cls);
   if (!parsed || Info(*parsed).kind == KernelKind::kLink ||
       Info(*parsed).kind == KernelKind::kNoKernel) {
     return Error{context + ": field 'class': '" + cls + "' is not a kernel class"};
   }
-  if (!ValidVariant(k.variant)) {
-    return Error{context + ": field 'variant': expected lower-case letters, digits and '_', "
-                           "got \"" + k.variant + "\""};
-  }
+  if (auto e = CheckName(context, "variant", k.variant)) return e;
   k.cls = *parsed;
   return std::nullopt;
 }
