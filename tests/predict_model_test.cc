@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -500,6 +501,84 @@ TEST(PredictStep, Fp16MmaClassUsesTheFp16Peak) {
       EXPECT_LT(b->kernels_s, a->kernels_s) << id;
     } else {
       EXPECT_DOUBLE_EQ(b->kernels_s, a->kernels_s) << id;
+    }
+  }
+}
+
+// An engine's fused MoE call, as its kernel table times it, runs some of the layer's parts
+// beside the two grouped GEMMs (EngineProfile::moe_call); the grouped_gemm parameters fitted to
+// whole calls hold their time, so those parts are predicted at their roofline (not twice),
+// while the call still launches them (the kernel count, which an eager step's CPU pays, stays).
+TEST(PredictStep, PartsOfTheFusedMoeCallAreNotTimedTwice) {
+  import::hf::DeviceShard ep;
+  ep.tp = 8;
+  ep.ep = 8;
+  ep.moe_group = 8;  // one tensor-parallel group holding every token: no dispatch, a gather
+  const import::hf::StepGraph g = Graph("deepseek-v3", ep);
+  const std::set<std::string> routing = {"scores", "topk"};
+  size_t tagged = 0;
+  for (const ir::Node& n : g.graph.nodes) {
+    const auto part = n.StringAttr(ir::kMoePartAttr);
+    const size_t at = n.name.find(".moe.");
+    const std::string last = at == std::string::npos ? n.name : n.name.substr(at + 5);
+    if (part) ++tagged;
+    std::optional<std::string_view> want;
+    if (routing.count(last) != 0) want = "routing";
+    if (last == "experts.gather") want = "permute";
+    if (last == "experts.act") want = "activation";
+    if (last == "experts.combine") want = "combine";
+    if (want) {
+      EXPECT_EQ(part, want) << n.name;
+    }
+    if (n.op == ir::OpKind::kRouter || n.op == ir::OpKind::kExpertGateUp ||
+        n.op == ir::OpKind::kExpertDown || n.name.find("shared_expert") != std::string::npos) {
+      EXPECT_FALSE(part.has_value()) << n.name;
+    }
+  }
+  EXPECT_EQ(tagged, 58u * 5);  // DeepSeek-V3's 58 MoE layers: scores, topk, gather, act, combine
+
+  const device::Device& dev = Device("h200");
+  auto ledger = cost::BuildLedger(g.graph, Decode(8, 2048));
+  ASSERT_TRUE(ledger.has_value()) << ledger.error().message;
+  auto roof = roofline::Estimate(g.graph, *ledger, dev);
+  ASSERT_TRUE(roof.has_value());
+  const EngineProfile& trtllm = **FindBuiltinProfile("trtllm");
+  ASSERT_EQ(trtllm.moe_call.parts.size(), 4u);
+  EngineProfile separate = trtllm;
+  separate.moe_call.parts.clear();
+  auto inside = PredictStep(g.graph, *ledger, *roof, dev, trtllm);
+  auto apart = PredictStep(g.graph, *ledger, *roof, dev, separate);
+  ASSERT_TRUE(inside.has_value() && apart.has_value());
+  double saved_s = 0;
+  for (size_t i = 0; i < g.graph.nodes.size(); ++i) {
+    if (g.graph.nodes[i].StringAttr(ir::kMoePartAttr)) {
+      EXPECT_DOUBLE_EQ(inside->node_time_s[i], roof->nodes[i].time_s) << g.graph.nodes[i].name;
+      EXPECT_GT(apart->node_time_s[i], roof->nodes[i].time_s) << g.graph.nodes[i].name;
+      saved_s += apart->node_time_s[i] - inside->node_time_s[i];
+    } else {
+      EXPECT_DOUBLE_EQ(inside->node_time_s[i], apart->node_time_s[i]) << g.graph.nodes[i].name;
+    }
+  }
+  EXPECT_EQ(inside->kernels, apart->kernels);
+  EXPECT_NEAR(apart->kernels_s - inside->kernels_s, saved_s, 1e-12);
+  // Each part keeps at least the memory class's fixed overhead when timed apart.
+  auto entry = FindDeviceProfile(trtllm, dev);
+  ASSERT_TRUE(entry.has_value());
+  const KernelParams* memory = (*entry)->Find(KernelClass::kMemory, "default");
+  ASSERT_NE(memory, nullptr);
+  EXPECT_GE(saved_s, static_cast<double>(tagged) * memory->overhead_s * 0.99);
+
+  // Where the device's grouped_gemm parameters are not fitted to whole calls (a public or
+  // estimated entry), the parts keep kernels of their own.
+  EngineProfile unfitted = trtllm;
+  for (DeviceProfile& d : unfitted.devices) {
+    for (KernelParams& k : d.kernels) k.fit = {};
+  }
+  auto estimated = PredictStep(g.graph, *ledger, *roof, dev, unfitted);
+  ASSERT_TRUE(estimated.has_value());
+  for (size_t i = 0; i < g.graph.nodes.size(); ++i) {
+    if (g.graph.nodes[i].StringAttr(ir::kMoePartAttr)) {
+      EXPECT_DOUBLE_EQ(estimated->node_time_s[i], apart->node_time_s[i]);
     }
   }
 }

@@ -2,6 +2,7 @@
 // formats and roles; nodes of a closed list of op kinds, in topological order.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -75,6 +76,19 @@ using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t
 // GEMM in the engines (their weights concatenated along the output): costed per node, timed
 // by engine profiles as one call (predict::StepPredictor). Set by the step-graph builder.
 inline constexpr std::string_view kGemmGroupAttr = "gemm_group";
+
+// The part of a mixture-of-experts layer's fused expert call a node is, beside the two grouped
+// GEMMs (ExpertGateUp, ExpertDown): the engines' fused MoE kernels run some of these inside
+// that call, and an engine profile whose grouped-GEMM parameters were fitted to whole calls
+// names the parts its call includes (predict::EngineProfile::moe_call). Set by the step-graph
+// builder; the router GEMM and shared experts are never part of the call.
+inline constexpr std::string_view kMoePartAttr = "moe_part";
+inline constexpr const char* kMoePartRouting = "routing";        // score function and top-k
+inline constexpr const char* kMoePartPermute = "permute";        // each expert's rows gathered
+inline constexpr const char* kMoePartActivation = "activation";  // between the grouped GEMMs
+inline constexpr const char* kMoePartCombine = "combine";        // weighted sum of top_k outputs
+inline constexpr std::array<std::string_view, 4> kMoeParts = {
+    kMoePartRouting, kMoePartPermute, kMoePartActivation, kMoePartCombine};
 
 struct Node {
   std::string name;

@@ -219,6 +219,16 @@ void StepPredictor::FillParams(size_t i, const std::string& label) {
     n.roofline = n.fused = true;
     return;
   }
+  // A part of the fused MoE call whose time the fitted grouped_gemm parameters already hold:
+  // predicted at its roofline so that time is not counted twice. It stays a kernel of its own
+  // (the call launches it: an eager step's CPU issues it like any other).
+  if (const auto part = gn.StringAttr(ir::kMoePartAttr); part && moe_call_fitted_) {
+    const auto& parts = profile_.moe_call.parts;
+    if (std::find(parts.begin(), parts.end(), *part) != parts.end()) {
+      n.roofline = true;
+      return;
+    }
+  }
   switch (Info(n.cls).kind) {
     case KernelKind::kNoKernel: return;
     case KernelKind::kLink: FillCollectives(n, label); return;
@@ -265,6 +275,11 @@ Result<void> StepPredictor::Build(const device::Device& device) {
   device_profile_ = *entry;
   rates_ = RatesOf(device);
   const std::string label = "engine '" + profile_.engine + "' on '" + device.name + "'";
+  moe_call_fitted_ = std::any_of(
+      device_profile_->kernels.begin(), device_profile_->kernels.end(), [&](const KernelParams& k) {
+        return k.cls == KernelClass::kGroupedGemm && k.fit.samples > 0 &&
+               (k.implementation.empty() || k.implementation == device_profile_->implementation);
+      });
   nodes_.resize(graph_.nodes.size());
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     FillShapeSources(i);

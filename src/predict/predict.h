@@ -116,6 +116,9 @@ class StepPredictor {
   // not compared per node).
   const bool fp16_mma_;
   const DeviceProfile* device_profile_ = nullptr;
+  // The device's grouped_gemm parameters were fitted to whole fused-MoE calls, so the parts
+  // of the call the profile names (EngineProfile::moe_call) are inside their time.
+  bool moe_call_fitted_ = false;
   DeviceRates rates_;
   std::vector<Node> nodes_;
   std::vector<std::string> notes_;

@@ -9,6 +9,7 @@
 //    "overheads": {"step_s", "sampling_s", "launch_s", "request_s" (optional, default 0),
 //                  "source"},
 //    "fused_ops": ["Add", ...],                    optional op kind names
+//    "moe_call": {"parts": ["routing", ...], "source": "..."},   optional (MoeCall)
 //    "default_for": ["m4-max", ...],               optional device ids (DefaultEngine)
 //    "devices": [{"device": "h100-sxm", "applies_to": [...], "basis": "fitted",
 //                 "source": "...", "chunked_prefill_tokens": 8192,   optional
@@ -486,6 +487,24 @@ std::optional<Error> ReadOverheads(element v, const std::string& context, StepOv
   return r.Read(v);
 }
 
+std::optional<Error> ReadMoeCall(element v, const std::string& context, MoeCall& m) {
+  ObjectReader r(context + ": field 'moe_call'");
+  r.Field("parts", true, r.Strings("parts", m.parts));
+  r.Field("source", true, r.String("source", true, m.source));
+  if (auto error = r.Read(v)) return error;
+  for (size_t i = 0; i < m.parts.size(); ++i) {
+    if (std::find(ir::kMoeParts.begin(), ir::kMoeParts.end(), m.parts[i]) == ir::kMoeParts.end()) {
+      return Error{r.context() + ": field 'parts': unknown part '" + m.parts[i] +
+                   "' (routing, permute, activation or combine)"};
+    }
+    if (std::find(m.parts.begin(), m.parts.begin() + static_cast<std::ptrdiff_t>(i),
+                  m.parts[i]) != m.parts.begin() + static_cast<std::ptrdiff_t>(i)) {
+      return Error{r.context() + ": field 'parts': '" + m.parts[i] + "' appears more than once"};
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> CheckProfile(const EngineProfile& p, const std::string& context) {
   for (const std::string& op : p.fused_ops) {
     if (!ir::ParseOpKind(op)) {
@@ -555,6 +574,7 @@ Result<EngineProfile> ParseEngineProfile(std::string_view json_text, std::string
   r.Field("defaults", true, [&](element v) { return ReadDefaults(v, context, p.defaults); });
   r.Field("overheads", true, [&](element v) { return ReadOverheads(v, context, p.overheads); });
   r.Field("fused_ops", false, r.Strings("fused_ops", p.fused_ops));
+  r.Field("moe_call", false, [&](element v) { return ReadMoeCall(v, context, p.moe_call); });
   r.Field("default_for", false, r.Strings("default_for", p.default_for));
   r.Field("devices", true, ListOf(context, "devices", p.devices, ReadDevice));
   if (auto error = r.Read(root)) return std::unexpected(*error);
@@ -862,6 +882,10 @@ std::string EngineProfileJson(const EngineProfile& p) {
        ", \"request_s\": " + Num(p.overheads.request_s) +
        ",\n    \"source\": " + Quote(p.overheads.source) + "},\n";
   s += "  \"fused_ops\": " + StringList(p.fused_ops) + ",\n";
+  if (!p.moe_call.parts.empty()) {
+    s += "  \"moe_call\": {\"parts\": " + StringList(p.moe_call.parts) +
+         ",\n    \"source\": " + Quote(p.moe_call.source) + "},\n";
+  }
   if (!p.default_for.empty()) s += "  \"default_for\": " + StringList(p.default_for) + ",\n";
   s += "  \"devices\": [";
   for (size_t i = 0; i < p.devices.size(); ++i) {

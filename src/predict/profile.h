@@ -199,6 +199,17 @@ struct StepOverheads {
   std::string source;
 };
 
+// The parts of a mixture-of-experts layer the engine's fused MoE call runs besides its two
+// grouped GEMMs (ir::kMoeParts: "routing", "permute", "activation", "combine"), as its kernel
+// tables time that call. The grouped_gemm parameters fitted to those tables already hold
+// their time, so a node of a listed part is predicted at its roofline (still a kernel the call
+// launches) where the device's grouped_gemm parameters were fitted (FitStats::samples > 0);
+// elsewhere (public, estimated entries) each part keeps its own kernel parameters.
+struct MoeCall {
+  std::vector<std::string> parts;
+  std::string source;
+};
+
 struct EngineProfile {
   int64_t schema_version = 1;
   std::string engine;         // the id users type after --engine
@@ -209,6 +220,7 @@ struct EngineProfile {
   EngineDefaults defaults;
   StepOverheads overheads;
   std::vector<std::string> fused_ops;  // op kinds the engine fuses into a neighbour kernel
+  MoeCall moe_call;
   // Devices this engine is the default for when the user names none (DefaultEngine).
   std::vector<std::string> default_for;
   std::vector<DeviceProfile> devices;

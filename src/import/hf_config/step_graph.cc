@@ -1018,13 +1018,20 @@ class Builder {
   }
 
   // The MLP's activation over [rows, 2·width] (gated) or [rows, width] (squared ReLU, GELU).
-  TensorId Activate(std::string name, TensorId x, Expr rows, int64_t width, Activation act) {
+  TensorId Activate(std::string name, TensorId x, Expr rows, int64_t width, Activation act,
+                    Attrs attrs = {}) {
     const TensorId y = Act(Cat(name, ".out"), {std::move(rows), C(width)}, recipe_.gemm_input);
     switch (act) {
-      case Activation::kSiluGated: Node(std::move(name), OpKind::kSiluMul, {x}, {y}); break;
-      case Activation::kGeluGated: Node(std::move(name), OpKind::kGeluMul, {x}, {y}); break;
-      case Activation::kRelu2: Node(std::move(name), OpKind::kRelu, {x}, {y}, {}, "relu2"); break;
-      case Activation::kGelu: Node(std::move(name), OpKind::kGelu, {x}, {y}); break;
+      case Activation::kSiluGated:
+        Node(std::move(name), OpKind::kSiluMul, {x}, {y}, std::move(attrs));
+        break;
+      case Activation::kGeluGated:
+        Node(std::move(name), OpKind::kGeluMul, {x}, {y}, std::move(attrs));
+        break;
+      case Activation::kRelu2:
+        Node(std::move(name), OpKind::kRelu, {x}, {y}, std::move(attrs), "relu2");
+        break;
+      case Activation::kGelu: Node(std::move(name), OpKind::kGelu, {x}, {y}, std::move(attrs)); break;
     }
     return y;
   }
@@ -1040,6 +1047,11 @@ class Builder {
                                        recipe_.compute);
     const TensorId a = Activate(Cat(p, "act"), up, n_, width, act);
     return Linear(Cat(p, "down_proj"), a, spec_.hidden, WeightRole::kFfnDown, i, bias, recipe_.compute);
+  }
+
+  // The attribute naming the part of an engine's fused MoE call a node is (ir::kMoePartAttr).
+  static Attrs MoePart(const char* part) {
+    return {{std::string(ir::kMoePartAttr), ir::AttrValue(std::string(part))}};
   }
 
   // Router + routed experts (+ shared experts). Latent MoE (moe.latent > 0, Nemotron-3):
@@ -1069,10 +1081,12 @@ class Builder {
                            {WeightRole::kScoreBias, i, m.experts}));
     }
     Node(Cat(p, "scores"), m.sigmoid_scores ? OpKind::kSigmoid : OpKind::kSoftmax, std::move(sin),
-         {scores});
+         {scores}, MoePart(ir::kMoePartRouting));
     const TensorId topk_w = Act(Cat(p, "topk.weights"), {n_, k}, Format::kF32);
     const TensorId topk_i = Act(Cat(p, "topk.ids"), {n_, k}, Format::kInt32);
-    Node(Cat(p, "topk"), OpKind::kTopK, {scores}, {topk_w, topk_i}, {{"k", m.top_k}});
+    Attrs topk_attrs = MoePart(ir::kMoePartRouting);
+    topk_attrs.emplace_back("k", m.top_k);
+    Node(Cat(p, "topk"), OpKind::kTopK, {scores}, {topk_w, topk_i}, std::move(topk_attrs));
 
     // Routed experts over the n·top_k (token, expert) rows. Expert parallelism: the device
     // runs the rows routed to its experts from the dp_attention·n tokens of its group,
@@ -1105,7 +1119,8 @@ class Builder {
       // experts from its copy (reads and writes those rows, as the engines' permute kernels).
       const TensorId local_in = routed_in;
       routed_in = Act(Cat(p, "experts.gather.out"), {rows, w_expr}, g_.tensors[local_in].format);
-      Node(Cat(p, "experts.gather"), OpKind::kGather, {local_in, topk_i}, {routed_in});
+      Node(Cat(p, "experts.gather"), OpKind::kGather, {local_in, topk_i}, {routed_in},
+           MoePart(ir::kMoePartPermute));
     }
     std::vector<TensorId> gin{
         routed_in,
@@ -1120,7 +1135,8 @@ class Builder {
     }
     const TensorId gu = Act(Cat(p, "experts.gate_up.out"), {rows, C(gu_out)});
     Node(Cat(p, "experts.gate_up"), OpKind::kExpertGateUp, std::move(gin), {gu}, expert_attrs);
-    const TensorId a = Activate(Cat(p, "experts.act"), gu, rows, m.intermediate, m.act);
+    const TensorId a = Activate(Cat(p, "experts.act"), gu, rows, m.intermediate, m.act,
+                                MoePart(ir::kMoePartActivation));
     std::vector<TensorId> din{
         a,
         Weight(Cat(p, "experts.down_proj.weight"), {e, w_expr, C(m.intermediate)},
@@ -1150,7 +1166,8 @@ class Builder {
     // Weighted sum of each token's top_k expert outputs.
     TensorId routed = Act(Cat(p, "experts.combine.out"), {own, w_expr},
                           m.latent > 0 ? recipe_.gemm_input : recipe_.compute);
-    Node(Cat(p, "experts.combine"), OpKind::kReduceSum, {expert_out, topk_w}, {routed});
+    Node(Cat(p, "experts.combine"), OpKind::kReduceSum, {expert_out, topk_w}, {routed},
+         MoePart(ir::kMoePartCombine));
     if (m.latent > 0) {
       routed = Linear(Cat(p, "fc2_latent_proj"), routed, spec_.hidden, WeightRole::kOtherMatrix, i,
                       spec_.mlp.bias, recipe_.compute);
