@@ -1031,7 +1031,9 @@ class Builder {
       case Activation::kRelu2:
         Node(std::move(name), OpKind::kRelu, {x}, {y}, std::move(attrs), "relu2");
         break;
-      case Activation::kGelu: Node(std::move(name), OpKind::kGelu, {x}, {y}, std::move(attrs)); break;
+      case Activation::kGelu:
+        Node(std::move(name), OpKind::kGelu, {x}, {y}, std::move(attrs));
+        break;
     }
     return y;
   }
