@@ -562,6 +562,15 @@ TEST(PredictStep, PartsOfTheFusedMoeCallAreNotTimedTwice) {
   }
   EXPECT_EQ(inside->kernels, apart->kernels);
   EXPECT_NEAR(apart->kernels_s - inside->kernels_s, saved_s, 1e-12);
+  // Said in the prediction's notes, once.
+  const auto says_so = [](const std::vector<std::string>& notes) {
+    return std::count_if(notes.begin(), notes.end(), [](const std::string& n) {
+      return n.find("fused MoE call's routing, permute, activation and combine") !=
+             std::string::npos;
+    });
+  };
+  EXPECT_EQ(says_so(inside->notes), 1);
+  EXPECT_EQ(says_so(apart->notes), 0);
   // Each part keeps at least the memory class's fixed overhead when timed apart.
   auto entry = FindDeviceProfile(trtllm, dev);
   ASSERT_TRUE(entry.has_value());

@@ -20,6 +20,16 @@ namespace {
 // any prompt with nothing cached yet, run the prefill kernel.
 constexpr double kDecodeMaxQueryRows = 16;
 
+// "a, b and c".
+std::string Joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) s += i + 1 == items.size() ? " and " : ", ";
+    s += items[i];
+  }
+  return s;
+}
+
 // Where a class missing from a profile borrows its parameters: the nearest kernel of the
 // same shape family, and the memory class for everything memory-bound.
 KernelClass FallbackClass(KernelClass c) {
@@ -226,6 +236,10 @@ void StepPredictor::FillParams(size_t i, const std::string& label) {
     const auto& parts = profile_.moe_call.parts;
     if (std::find(parts.begin(), parts.end(), *part) != parts.end()) {
       n.roofline = true;
+      const std::string note = label + ": the fused MoE call's " + Joined(parts) +
+                               " are timed inside its fitted grouped GEMMs (those nodes at their "
+                               "roofline)";
+      if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
       return;
     }
   }
