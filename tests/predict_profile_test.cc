@@ -405,7 +405,7 @@ TEST(ParseEngineProfile, BadFieldsAreOneLineErrorsNamingTheField) {
       {Profile(ok, R"("moe_call": {"parts": ["routing", "gate"], "source": "s"},)"),
        "field 'moe_call': field 'parts': unknown part 'gate'"},
       {Profile(ok, R"("moe_call": {"parts": ["combine", "combine"], "source": "s"},)"),
-       "field 'moe_call': field 'parts': 'combine' appears more than once"},
+       "field 'moe_call': parts[1]: 'combine' appears more than once"},
       {Profile(ok, R"("moe_call": {"parts": ["combine"]},)"), "missing required field 'source'"},
       {R"({"schema_version": 1)", "p.json: truncated or malformed JSON"},
       {"", "p.json: empty document"},

@@ -215,6 +215,15 @@ void StepPredictor::FillShapeSources(size_t i) {
   }
 }
 
+// A part of the fused MoE call whose time the fitted grouped_gemm parameters already hold: it
+// is predicted at its roofline so that time is not counted twice, and stays a kernel of its own
+// (the call launches it: an eager step's CPU issues it like any other).
+bool StepPredictor::InsideMoeCall(const ir::Node& n) const {
+  const auto part = n.StringAttr(ir::kMoePartAttr);
+  const auto& parts = profile_.moe_call.parts;
+  return part && moe_call_fitted_ && std::find(parts.begin(), parts.end(), *part) != parts.end();
+}
+
 // The profile's parameters for a node, with fallbacks noted.
 void StepPredictor::FillParams(size_t i, const std::string& label) {
   const ir::Node& gn = graph_.nodes[i];
@@ -229,19 +238,9 @@ void StepPredictor::FillParams(size_t i, const std::string& label) {
     n.roofline = n.fused = true;
     return;
   }
-  // A part of the fused MoE call whose time the fitted grouped_gemm parameters already hold:
-  // predicted at its roofline so that time is not counted twice. It stays a kernel of its own
-  // (the call launches it: an eager step's CPU issues it like any other).
-  if (const auto part = gn.StringAttr(ir::kMoePartAttr); part && moe_call_fitted_) {
-    const auto& parts = profile_.moe_call.parts;
-    if (std::find(parts.begin(), parts.end(), *part) != parts.end()) {
-      n.roofline = true;
-      const std::string note = label + ": the fused MoE call's " + Joined(parts) +
-                               " are timed inside its fitted grouped GEMMs (those nodes at their "
-                               "roofline)";
-      if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
-      return;
-    }
+  if (InsideMoeCall(gn)) {
+    n.roofline = true;
+    return;
   }
   switch (Info(n.cls).kind) {
     case KernelKind::kNoKernel: return;
@@ -289,15 +288,21 @@ Result<void> StepPredictor::Build(const device::Device& device) {
   device_profile_ = *entry;
   rates_ = RatesOf(device);
   const std::string label = "engine '" + profile_.engine + "' on '" + device.name + "'";
+  // The grouped_gemm parameters predictions use (the defaults, or a selected alternative's,
+  // which SelectImplementation made defaults) were fitted to whole fused-MoE calls.
   moe_call_fitted_ = std::any_of(
-      device_profile_->kernels.begin(), device_profile_->kernels.end(), [&](const KernelParams& k) {
-        return k.cls == KernelClass::kGroupedGemm && k.fit.samples > 0 &&
-               (k.implementation.empty() || k.implementation == device_profile_->implementation);
+      device_profile_->kernels.begin(), device_profile_->kernels.end(), [](const KernelParams& k) {
+        return k.cls == KernelClass::kGroupedGemm && k.fit.samples > 0 && k.implementation.empty();
       });
   nodes_.resize(graph_.nodes.size());
   for (size_t i = 0; i < graph_.nodes.size(); ++i) {
     FillShapeSources(i);
     FillParams(i, label);
+  }
+  if (std::any_of(graph_.nodes.begin(), graph_.nodes.end(),
+                  [&](const ir::Node& n) { return InsideMoeCall(n); })) {
+    notes_.push_back(label + ": the fused MoE call's " + Joined(profile_.moe_call.parts) +
+                     " are timed inside its fitted grouped GEMMs (those nodes at their roofline)");
   }
   GroupGemms();
   return {};

@@ -107,6 +107,7 @@ class StepPredictor {
   void FillShapeSources(size_t node);
   void FillParams(size_t node, const std::string& label);
   void FillCollectives(Node& n, const std::string& label);
+  bool InsideMoeCall(const ir::Node& n) const;
   void GroupGemms();
   double NodeTime(const Node& n, const KernelInput& in, const roofline::NodeTime& roof) const;
 

@@ -492,17 +492,14 @@ std::optional<Error> ReadMoeCall(element v, const std::string& context, MoeCall&
   r.Field("parts", true, r.Strings("parts", m.parts));
   r.Field("source", true, r.String("source", true, m.source));
   if (auto error = r.Read(v)) return error;
-  for (size_t i = 0; i < m.parts.size(); ++i) {
-    if (std::find(ir::kMoeParts.begin(), ir::kMoeParts.end(), m.parts[i]) == ir::kMoeParts.end()) {
-      return Error{r.context() + ": field 'parts': unknown part '" + m.parts[i] +
+  for (const std::string& part : m.parts) {
+    if (std::find(ir::kMoeParts.begin(), ir::kMoeParts.end(), part) == ir::kMoeParts.end()) {
+      return Error{r.context() + ": field 'parts': unknown part '" + part +
                    "' (routing, permute, activation or combine)"};
     }
-    if (std::find(m.parts.begin(), m.parts.begin() + static_cast<std::ptrdiff_t>(i),
-                  m.parts[i]) != m.parts.begin() + static_cast<std::ptrdiff_t>(i)) {
-      return Error{r.context() + ": field 'parts': '" + m.parts[i] + "' appears more than once"};
-    }
   }
-  return std::nullopt;
+  return FirstRepeat(m.parts, "parts", r.context(),
+                     [](const std::string& part) { return "'" + part + "'"; });
 }
 
 std::optional<Error> CheckProfile(const EngineProfile& p, const std::string& context) {
