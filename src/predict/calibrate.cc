@@ -323,6 +323,31 @@ std::string FittedSource(const DeviceData& data, const std::string& engine,
   return s;
 }
 
+// Fits each kernel group of one device's samples into `entry` as `implementation`'s kernels
+// ("" the default; else tagged with the alternative's name and reported as "variant (name)"),
+// with its fit row and residuals; a group under min_samples is counted in `skipped` instead.
+void FitKernelGroups(DeviceData& data, const std::string& implementation,
+                     const CalibrateOptions& options, DeviceProfile& entry, Calibration& out,
+                     std::map<std::string, size_t>& skipped) {
+  const DeviceRates rates = RatesOf(data.device);
+  for (auto& [key, group] : data.kernels) {
+    const std::string label =
+        implementation.empty() ? group.variant : group.variant + " (" + implementation + ")";
+    if (group.samples.size() < options.min_samples) {
+      skipped[std::string(KernelClassName(group.cls)) + " '" + label + "' on " +
+              data.device.name + ": too few measurements to fit"] += group.samples.size();
+      continue;
+    }
+    KernelParams k = FitKernel(group.samples, group.cls, group.variant, rates, options.fit);
+    k.implementation = implementation;
+    out.rows.push_back({data.device.name, std::string(KernelClassName(group.cls)), label, k.fit,
+                        RooflineMedian(group.samples)});
+    AddResiduals(group.samples, data.device.name, out.rows.back().kernel, label,
+                 [&](const Sample& s) { return SampleTime(s, k, rates); }, out.residuals);
+    Replace(entry, std::move(k));
+  }
+}
+
 }  // namespace
 
 Result<Calibration> Calibrate(const std::vector<MeasurementFile>& files, const EngineProfile& base,
@@ -349,20 +374,7 @@ Result<Calibration> Calibrate(const std::vector<MeasurementFile>& files, const E
       const size_t next = base_source.find("; ");
       base_source = next == std::string::npos ? "" : base_source.substr(next + 2);
     }
-    const DeviceRates rates = RatesOf(data.device);
-    for (auto& [key, group] : data.kernels) {
-      if (group.samples.size() < options.min_samples) {
-        skipped[std::string(KernelClassName(group.cls)) + " '" + group.variant + "' on " +
-                data.device.name + ": too few measurements to fit"] += group.samples.size();
-        continue;
-      }
-      KernelParams k = FitKernel(group.samples, group.cls, group.variant, rates, options.fit);
-      out.rows.push_back({data.device.name, std::string(KernelClassName(group.cls)), group.variant,
-                          k.fit, RooflineMedian(group.samples)});
-      AddResiduals(group.samples, data.device.name, out.rows.back().kernel, group.variant,
-                   [&](const Sample& s) { return SampleTime(s, k, rates); }, out.residuals);
-      Replace(entry, std::move(k));
-    }
+    FitKernelGroups(data, "", options, entry, out, skipped);
     FitAllReduceRows(data, entry, options, out.rows, out.residuals);
     AddDerivedMemoryClass(entry);
     entry.basis = "fitted";
@@ -378,23 +390,7 @@ Result<Calibration> Calibrate(const std::vector<MeasurementFile>& files, const E
     auto alt = CollectSamples(alt_calls, counted_above);
     if (!alt) return std::unexpected(alt.error());
     for (auto& [id, data] : *alt) {
-      DeviceProfile& entry = EntryFor(out.profile, data.device.name);
-      const DeviceRates rates = RatesOf(data.device);
-      for (auto& [key, group] : data.kernels) {
-        const std::string label = group.variant + " (" + name + ")";
-        if (group.samples.size() < options.min_samples) {
-          skipped[std::string(KernelClassName(group.cls)) + " '" + label + "' on " +
-                  data.device.name + ": too few measurements to fit"] += group.samples.size();
-          continue;
-        }
-        KernelParams k = FitKernel(group.samples, group.cls, group.variant, rates, options.fit);
-        k.implementation = name;
-        out.rows.push_back({data.device.name, std::string(KernelClassName(group.cls)), label,
-                            k.fit, RooflineMedian(group.samples)});
-        AddResiduals(group.samples, data.device.name, out.rows.back().kernel, label,
-                     [&](const Sample& s) { return SampleTime(s, k, rates); }, out.residuals);
-        Replace(entry, std::move(k));
-      }
+      FitKernelGroups(data, name, options, EntryFor(out.profile, data.device.name), out, skipped);
     }
   }
   for (const auto& [reason, count] : skipped) {
