@@ -530,6 +530,58 @@ TEST(RunSweep, DisaggSplitsTheModelCannotTakeAreSkipped) {
   EXPECT_NE(rep->skipped[0].find("option '--prefill-tp'"), std::string::npos) << rep->skipped[0];
 }
 
+// With --engine, a device the engine cannot predict (no profile entry: trtllm on an AMD GPU;
+// an alternative implementation not fitted there: trtllm_gen on H200) is skipped and named
+// once; the other devices' rows are predicted as if they were swept alone. An engine that
+// does not resolve at all is still an error, and so is a grid where no device can run.
+TEST(RunSweep, DevicesTheEngineCannotPredictAreSkipped) {
+  const llm::Model model = PresetModel("llama-3.1-8b");
+  SweepSpec s = SweepOf(model, {"mi300x", "h100-sxm", "h200"});
+  s.batches = {1, 8};
+  s.contexts = {1024};
+  s.engine = "trtllm";
+  auto rep = RunSweep(s);
+  ASSERT_TRUE(rep) << rep.error().message;
+  ASSERT_EQ(rep->skipped.size(), 1u);
+  EXPECT_EQ(rep->skipped[0].rfind("mi300x: option '--engine'", 0), 0u) << rep->skipped[0];
+  ASSERT_EQ(rep->rows.size(), 4u);
+  SweepSpec alone = SweepOf(model, {"h100-sxm", "h200"});
+  alone.batches = s.batches;
+  alone.contexts = s.contexts;
+  alone.engine = s.engine;
+  auto want = RunSweep(alone);
+  ASSERT_TRUE(want) << want.error().message;
+  ASSERT_EQ(want->rows.size(), rep->rows.size());
+  for (size_t i = 0; i < rep->rows.size(); ++i) {
+    EXPECT_EQ(rep->devices[rep->rows[i].device], want->devices[want->rows[i].device]) << i;
+    EXPECT_EQ(rep->predicted[i].step_time_s, want->predicted[i].step_time_s) << i;
+  }
+
+  const llm::Model moe = PresetModel("deepseek-v3");
+  SweepSpec gen = SweepOf(moe, {"h200", "b200"});
+  gen.batches = {8};
+  gen.contexts = {1024};
+  gen.tps = {8};
+  gen.engine = "trtllm:trtllm_gen";
+  auto alt = RunSweep(gen);
+  ASSERT_TRUE(alt) << alt.error().message;
+  ASSERT_EQ(alt->skipped.size(), 1u);
+  EXPECT_NE(alt->skipped[0].find("not for h200"), std::string::npos) << alt->skipped[0];
+  ASSERT_EQ(alt->rows.size(), 1u);
+  EXPECT_EQ(alt->devices[alt->rows[0].device], "b200");
+
+  gen.devices = {gen.devices[0]};  // h200 alone: nothing can run
+  auto none = RunSweep(gen);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("not for h200"), std::string::npos) << none.error().message;
+  s.engine = "trtllm:no_such_kernels";
+  auto bad = RunSweep(s);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("no kernel implementation 'no_such_kernels'"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 // The grid's options are checked once, in the library, naming the option.
 TEST(RunSweep, BadOptionsNameTheOption) {
   const llm::Model model = PresetModel("llama-3.1-8b");

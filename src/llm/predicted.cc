@@ -43,28 +43,39 @@ struct Engine {
   std::string basis;  // entry->BasisFor(the device): "derived" for a family member
 };
 
+// The engine id --engine names, or the device's default.
+std::string EngineId(const std::optional<std::string>& name, const device::Device& device) {
+  return name ? *name : std::string(predict::DefaultEngine(device));
+}
+
+// The device's entry of `profile`, or why the profile cannot predict the device: no entry for
+// it, or an alternative implementation (ENGINE:NAME) without kernels fitted for it.
+Result<const predict::DeviceProfile*> EntryFor(const EngineProfile& profile,
+                                               const device::Device& device) {
+  auto entry = predict::FindDeviceProfile(profile, device);
+  if (!entry) return MakeError("option '--engine': " + entry.error().message);
+  if (auto serves = predict::CheckImplementationServes(profile, **entry, device.name); !serves) {
+    return MakeError("option '--engine': " + serves.error().message);
+  }
+  return *entry;
+}
+
 Result<Engine> ResolveEngine(const std::optional<std::string>& name, const device::Device& device) {
   Engine e;
-  std::string id;
+  const std::string id = EngineId(name, device);
   if (name) {
-    id = *name;
     e.why = "--engine";
   } else {
-    id = std::string(predict::DefaultEngine(device));
     e.why = id == "roofline" ? "no engine profile for " + device.name + ": kernels at their roofline"
                              : "default for " + device.name;
   }
   auto profile = predict::ResolveEngineProfile(id);
   if (!profile) return MakeError("option '--engine': " + profile.error().message);
   e.profile = std::make_shared<const EngineProfile>(std::move(*profile));
-  auto entry = predict::FindDeviceProfile(*e.profile, device);
-  if (!entry) return MakeError("option '--engine': " + entry.error().message);
+  auto entry = EntryFor(*e.profile, device);
+  if (!entry) return std::unexpected(entry.error());
   e.entry = *entry;
   e.basis = e.entry->BasisFor(device.name);
-  // An alternative implementation (ENGINE:NAME) must have kernels fitted for this device.
-  if (auto serves = predict::CheckImplementationServes(*e.profile, *e.entry, device.name); !serves) {
-    return MakeError("option '--engine': " + serves.error().message);
-  }
   if (!e.profile->implementation.empty()) e.why += ", " + e.profile->implementation + " kernels";
   return e;
 }
@@ -725,6 +736,15 @@ Result<ServingPredictor> ServingPredictor::Make(const Serving& serving, const De
   if (!timer) return std::unexpected(timer.error());
   state->timer = std::move(*timer);
   return ServingPredictor(std::move(state));
+}
+
+Result<std::optional<std::string>> EngineCannotPredict(const std::optional<std::string>& engine,
+                                                       const device::Device& device) {
+  auto profile = predict::ResolveEngineProfile(EngineId(engine, device));
+  if (!profile) return MakeError("option '--engine': " + profile.error().message);
+  auto entry = EntryFor(*profile, device);
+  if (!entry) return std::optional<std::string>(entry.error().message);
+  return std::optional<std::string>();
 }
 
 const std::string& ServingPredictor::engine() const { return state_->engine.profile->engine; }

@@ -204,6 +204,15 @@ struct DisaggWorkers {
 // report's busiest stage); nullopt keeps none (the cheaper call for a planner).
 // Errors name the option: --engine without a profile for the device, --speculative on a model
 // without MTP modules, --disagg over a link the device has no figure for.
+// Whether `engine` (as --engine names it; nullopt: the device's default) predicts on
+// `device`: an error where the engine does not resolve at all (an unknown id, a bad profile
+// file, an implementation it does not offer); the reason it cannot predict this device (no
+// entry for it; ENGINE:NAME's kernels not fitted there), in the words ServingPredictor::Make
+// would refuse it with; nullopt where it can. For a grid over devices (a sweep) that lists
+// the devices an engine cannot take rather than failing on the first.
+Result<std::optional<std::string>> EngineCannotPredict(const std::optional<std::string>& engine,
+                                                       const device::Device& device);
+
 class ServingPredictor {
  public:
   // `shared`: stage predictors to share with other deployments (nullptr: its own).

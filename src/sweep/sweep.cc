@@ -517,7 +517,20 @@ class Sweeper {
                           Axis(spec_.dp_attentions) * rep_.servings.size();
     per_grid_ = static_cast<uint64_t>(spec_.batches.size()) * spec_.contexts.size();
     per_deployment_ = per_grid_ * rep_.servings.size();
-    total_ = static_cast<uint64_t>(spec_.weights.size()) * spec_.devices.size() * grid * per_grid_;
+    per_device_ = grid * per_grid_;
+    total_ = static_cast<uint64_t>(spec_.weights.size()) * spec_.devices.size() * per_device_;
+    // With --engine, a device the engine cannot predict (no entry for it, ENGINE:NAME's
+    // kernels not fitted there) is skipped and listed once, as a deployment it cannot take is.
+    unpredictable_.assign(spec_.devices.size(), false);
+    if (spec_.engine) {
+      for (size_t d = 0; d < spec_.devices.size(); ++d) {
+        auto why = llm::EngineCannotPredict(spec_.engine, spec_.devices[d]);
+        if (!why) return std::unexpected(why.error());
+        if (!*why) continue;
+        unpredictable_[d] = true;
+        rep_.skipped.push_back(spec_.devices[d].name + ": " + **why);
+      }
+    }
     // 65,536 rows are ~6 MB: a few huge pages, not 1,400 faults. (Skipped deployments leave
     // part of it untouched.)
     ReserveHugePages(rep_.rows, total_);
@@ -554,6 +567,10 @@ class Sweeper {
     std::vector<std::optional<int64_t>> dps(spec_.dp_attentions.begin(), spec_.dp_attentions.end());
     if (dps.empty()) dps.emplace_back(std::nullopt);
     for (size_t d = 0; d < spec_.devices.size(); ++d) {
+      if (unpredictable_[d]) {
+        Tick(per_device_);
+        continue;
+      }
       bool first_of_device = true;
       for (int64_t tp : spec_.tps.empty() ? one : spec_.tps) {
         for (int64_t ep : spec_.eps.empty() ? one : spec_.eps) {
@@ -645,6 +662,8 @@ class Sweeper {
   SweepResult rep_;
   uint64_t per_grid_ = 0;        // points of one batch × context grid
   uint64_t per_deployment_ = 0;  // of one deployment: a grid per serving
+  uint64_t per_device_ = 0;      // of one device and recipe: every deployment's
+  std::vector<bool> unpredictable_;  // per device: --engine cannot predict it (listed)
   uint64_t total_ = 0, done_ = 0, reported_ = 0;
 };
 

@@ -6,7 +6,9 @@
 // (step_plan.h), or the full analysis (llm::Evaluate) where a plan gives a point up or
 // --gen-len asks for whole requests. Deployments the model or device cannot take (heads not
 // divisible by tp, ...) are skipped and listed in the result with the reason, as are
-// disaggregated splits whose workers it cannot take; a grid with none that can run is an error.
+// disaggregated splits whose workers it cannot take and, with --engine, devices the engine
+// cannot predict (no profile entry; ENGINE:NAME's kernels not fitted there); a grid with none
+// that can run is an error.
 //
 // The result is plain data: one row per point, in grid order (context fastest); report/
 // renders it.
