@@ -229,6 +229,22 @@ TEST(HfFamilies, MiniMaxM25) {
   EXPECT_GT(b.step.params_mtp, 0u);
 }
 
+// Qwen3-32B (Qwen card: 32.8B parameters, dense) and Qwen3-235B-A22B (235B total, 22B
+// activated: 128 experts, 8 per token), two of the goal models; both presets are the
+// bf16 releases' config.json, 2 bytes per parameter.
+TEST(HfFamilies, Qwen3GoalPresets) {
+  const Built dense = Build("qwen3-32b");
+  ExpectParams(dense, 32.8, 32.8);
+  const Built moe = Build("qwen3-235b-a22b");
+  ExpectParams(moe, 235, 22);
+  for (const Built* b : {&dense, &moe}) {
+    EXPECT_DOUBLE_EQ(static_cast<double>(b->figures.weight_bytes) /
+                         static_cast<double>(b->figures.params_total),
+                     2.0)
+        << b->spec.origin;
+  }
+}
+
 // Llama-4 (meta-llama cards: Scout 109B total / 17B active, Maverick 400B / 17B).
 TEST(HfFamilies, Llama4ScoutAndMaverick) {
   const Built scout = Build("llama-4-scout-17b-16e-instruct");
