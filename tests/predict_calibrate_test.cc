@@ -505,6 +505,70 @@ TEST(Calibrate, AnAlternativeImplementationIsFittedBesideTheDefault) {
             "fast_backend)");
 }
 
+// A kernel group too small to cross-validate (fewer than 10·k samples) on a device of a fit
+// family is fitted together with the family's other devices' samples of its class and
+// variant, each timed on its own device: one die's SM, one set of efficiencies. Synthetic
+// GEMMs timed by one true model on H100 and on H200 (their own bandwidth and peaks): 18 calls
+// each, too few alone; pooled, both entries recover the truth and say whose samples joined.
+// Without a family each device is fitted alone; a group large enough is never pooled.
+TEST(Calibrate, ASmallGroupIsFittedWithItsFitFamily) {
+  const KernelParams truth = Truth();
+  const auto timed_on = [&](const std::string& id, int64_t m, int64_t n, int64_t k, int line) {
+    const device::Device d = *device::FindBuiltinDevice(id);
+    Measurement r = GemmRow(m, n, k, line);
+    r.device = id;
+    std::string why;
+    auto sample = MakeSample(r, d, &why);
+    EXPECT_TRUE(sample.has_value() && sample->has_value()) << why;
+    r.latency_s = SampleTime(**sample, truth, RatesOf(d));
+    return r;
+  };
+  const auto files = [&](int every) {
+    MeasurementFile file;
+    int line = 0;
+    ForEachGemmShape([&](int64_t m, int64_t n, int64_t k) {
+      ++line;
+      if (line % every == 0) file.rows.push_back(timed_on("h100-sxm", m, n, k, line));
+      if (line % every == 1 % every) file.rows.push_back(timed_on("h200", m, n, k, line));
+    });
+    return std::vector<MeasurementFile>{file};
+  };
+  const auto fit_of = [](const Calibration& c, const std::string& id) {
+    return (**FindDeviceProfile(c.profile, *device::FindBuiltinDevice(id)))
+        .Find(KernelClass::kGemm, "bf16");
+  };
+  EngineProfile base = SyntheticBase();
+  DeviceProfile h200 = base.devices[0];
+  h200.device = "h200";
+  base.devices.push_back(h200);
+
+  const std::vector<MeasurementFile> few = files(4);  // 18 calls on each device
+  auto alone = Calibrate(few, base, {});
+  ASSERT_TRUE(alone.has_value()) << alone.error().message;
+  EXPECT_EQ(fit_of(*alone, "h200")->fit.samples, 18u);
+
+  for (DeviceProfile& d : base.devices) d.fit_family = "hopper";
+  auto pooled = Calibrate(few, base, {});
+  ASSERT_TRUE(pooled.has_value()) << pooled.error().message;
+  for (const char* id : {"h100-sxm", "h200"}) {
+    const KernelParams* fit = fit_of(*pooled, id);
+    ASSERT_NE(fit, nullptr) << id;
+    EXPECT_EQ(fit->fit.samples, 36u) << id;
+    ExpectRecovered(*fit, truth, 0.05);
+  }
+  std::vector<std::string> labels;
+  for (const FitRow& r : pooled->rows) labels.push_back(r.device + " " + r.variant);
+  std::sort(labels.begin(), labels.end());
+  EXPECT_EQ(labels, (std::vector<std::string>{"h100-sxm bf16 with h200", "h200 bf16 with h100-sxm"}));
+  // The family travels with the fitted profile (a re-fit of it pools the same way).
+  EXPECT_NE(EngineProfileJson(pooled->profile).find("\"fit_family\": \"hopper\""), std::string::npos);
+
+  auto many = Calibrate(files(1), base, {});  // 72 calls each: cross-validated alone
+  ASSERT_TRUE(many.has_value()) << many.error().message;
+  EXPECT_EQ(fit_of(*many, "h200")->fit.samples, 72u);
+  EXPECT_EQ(fit_of(*many, "h200")->fit.folds, 5u);
+}
+
 TEST(Calibrate, NothingToFitIsAnError) {
   auto base = LoadEngineProfileFile(kSource + "/data/engines/inputs/vllm.json");
   ASSERT_TRUE(base.has_value());

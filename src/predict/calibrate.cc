@@ -326,19 +326,69 @@ std::string FittedSource(const DeviceData& data, const std::string& engine,
 // Fits each kernel group of one device's samples into `entry` as `implementation`'s kernels
 // ("" the default; else tagged with the alternative's name and reported as "variant (name)"),
 // with its fit row and residuals; a group under min_samples is counted in `skipped` instead.
-void FitKernelGroups(DeviceData& data, const std::string& implementation,
-                     const CalibrateOptions& options, DeviceProfile& entry, Calibration& out,
-                     std::map<std::string, size_t>& skipped) {
+// The devices of `data`'s fit family (the base profile's fit_family of its own entry) other
+// than itself that have measurements, in id order; none without a family.
+std::vector<const DeviceData*> FamilyOf(const std::map<std::string, DeviceData>& devices,
+                                        const DeviceData& data, const EngineProfile& base) {
+  const auto family = [&](const std::string& id) -> std::string {
+    for (const DeviceProfile& d : base.devices) {
+      if (d.device == id) return d.fit_family;
+    }
+    return "";
+  };
+  const std::string mine = family(data.device.name);
+  std::vector<const DeviceData*> out;
+  if (mine.empty()) return out;
+  for (const auto& [id, other] : devices) {
+    if (&other != &data && family(id) == mine) out.push_back(&other);
+  }
+  return out;
+}
+
+// A group too small for k-fold cross-validation (fewer than 10·k samples) is fitted with the
+// same class and variant's samples on the devices of its fit family (DeviceProfile::
+// fit_family: one die's SM, so one set of efficiencies, each sample timed on its own device's
+// bandwidth and peaks). Seventeen to twenty-four samples fitting six parameters and a tile on one device
+// had put one Hopper SM's grouped GEMMs at 85 % of HBM bandwidth on H100 and 29 % on H200, so
+// that H200 was predicted slower than H100 where its tables measure it faster. `label` gains
+// "with DEVICES" when others join.
+struct FitSet {
+  std::vector<Sample> samples;
+  std::vector<DeviceRates> rates;
+};
+FitSet PooledSamples(const Group& group, const DeviceData& data,
+                     std::span<const DeviceData* const> family, const CalibrateOptions& options,
+                     std::pair<int, std::string> key, std::string& label) {
+  FitSet set;
+  set.samples = group.samples;
+  set.rates.assign(group.samples.size(), RatesOf(data.device));
+  if (group.samples.size() >= 10 * size_t{std::max(options.fit.folds, 1u)}) return set;
+  std::string with;
+  for (const DeviceData* other : family) {
+    const auto it = other->kernels.find(key);
+    if (it == other->kernels.end() || it->second.samples.empty()) continue;
+    set.samples.insert(set.samples.end(), it->second.samples.begin(), it->second.samples.end());
+    set.rates.insert(set.rates.end(), it->second.samples.size(), RatesOf(other->device));
+    with += (with.empty() ? "" : ", ") + other->device.name;
+  }
+  if (!with.empty()) label += " with " + with;
+  return set;
+}
+
+void FitKernelGroups(DeviceData& data, std::span<const DeviceData* const> family,
+                     const std::string& implementation, const CalibrateOptions& options,
+                     DeviceProfile& entry, Calibration& out, std::map<std::string, size_t>& skipped) {
   const DeviceRates rates = RatesOf(data.device);
   for (auto& [key, group] : data.kernels) {
-    const std::string label =
+    std::string label =
         implementation.empty() ? group.variant : group.variant + " (" + implementation + ")";
     if (group.samples.size() < options.min_samples) {
       skipped[std::string(KernelClassName(group.cls)) + " '" + label + "' on " +
               data.device.name + ": too few measurements to fit"] += group.samples.size();
       continue;
     }
-    KernelParams k = FitKernel(group.samples, group.cls, group.variant, rates, options.fit);
+    const FitSet set = PooledSamples(group, data, family, options, key, label);
+    KernelParams k = FitKernel(set.samples, set.rates, group.cls, group.variant, options.fit);
     k.implementation = implementation;
     out.rows.push_back({data.device.name, std::string(KernelClassName(group.cls)), label, k.fit,
                         RooflineMedian(group.samples)});
@@ -374,7 +424,7 @@ Result<Calibration> Calibrate(const std::vector<MeasurementFile>& files, const E
       const size_t next = base_source.find("; ");
       base_source = next == std::string::npos ? "" : base_source.substr(next + 2);
     }
-    FitKernelGroups(data, "", options, entry, out, skipped);
+    FitKernelGroups(data, FamilyOf(*devices, data, base), "", options, entry, out, skipped);
     FitAllReduceRows(data, entry, options, out.rows, out.residuals);
     AddDerivedMemoryClass(entry);
     entry.basis = "fitted";
@@ -390,7 +440,8 @@ Result<Calibration> Calibrate(const std::vector<MeasurementFile>& files, const E
     auto alt = CollectSamples(alt_calls, counted_above);
     if (!alt) return std::unexpected(alt.error());
     for (auto& [id, data] : *alt) {
-      FitKernelGroups(data, name, options, EntryFor(out.profile, data.device.name), out, skipped);
+      FitKernelGroups(data, FamilyOf(*alt, data, base), name, options,
+                      EntryFor(out.profile, data.device.name), out, skipped);
     }
   }
   for (const auto& [reason, count] : skipped) {

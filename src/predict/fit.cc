@@ -213,9 +213,11 @@ struct Prepared {
 };
 
 Prepared Prepare(std::span<const Sample> samples, int64_t tile_m, int64_t tile_n,
-                 const DeviceRates& rates) {
+                 std::span<const DeviceRates> rates_of) {
   Prepared p;
-  for (const Sample& s : samples) {
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const Sample& s = samples[i];
+    const DeviceRates& rates = rates_of[i];
     p.first_part.push_back(static_cast<uint32_t>(p.bytes.size()));
     p.log_measured.push_back(std::log(s.measured_s));
     for (const KernelInput& in : s.parts) {
@@ -306,6 +308,12 @@ std::vector<size_t> FoldRows(size_t n, uint32_t folds, uint32_t fold, bool held_
 
 KernelParams FitKernel(std::span<const Sample> samples, KernelClass cls, const std::string& variant,
                        const DeviceRates& rates, const FitOptions& options) {
+  const std::vector<DeviceRates> each(samples.size(), rates);
+  return FitKernel(samples, each, cls, variant, options);
+}
+
+KernelParams FitKernel(std::span<const Sample> samples, std::span<const DeviceRates> rates,
+                       KernelClass cls, const std::string& variant, const FitOptions& options) {
   std::vector<size_t> all(samples.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   const std::vector<double> start(kKernelStart.begin(), kKernelStart.end());

@@ -47,6 +47,11 @@ FitStats ErrorStats(std::span<const double> predicted, std::span<const double> m
 // Fits `cls`/`variant` (an MMA class) to samples whose parts are all of that class.
 KernelParams FitKernel(std::span<const Sample> samples, KernelClass cls, const std::string& variant,
                        const DeviceRates& rates, const FitOptions& options);
+// The same over samples of several devices (a family's pooled group, calibrate.h): sample i
+// is timed on rates[i], its own device's bandwidth, peaks and compute units, so one set of
+// efficiencies describes the kernel on every device of the family.
+KernelParams FitKernel(std::span<const Sample> samples, std::span<const DeviceRates> rates,
+                       KernelClass cls, const std::string& variant, const FitOptions& options);
 
 // Fits all-reduce algorithms to samples; `fixed` algorithms take part in the min over
 // algorithms with their parameters held.

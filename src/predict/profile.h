@@ -134,6 +134,11 @@ struct DeviceProfile {
   std::vector<CollectiveParams> collectives;
   // The default implementations and the named alternatives (read by calibration only).
   std::vector<KernelSource> kernel_sources;
+  // Devices whose entries name the same family share one die's SM (H100 and H200; B200 and
+  // GB200): calibration fits a kernel group too small to cross-validate on one of them
+  // together with the family's other devices' samples of that class and variant, each timed
+  // on its own device (read by calibration only; "" : none).
+  std::string fit_family;
   // The alternative whose kernels SelectImplementation put in place of the defaults here; ""
   // when none was selected or this entry has no kernels of the one selected (not serialized).
   std::string implementation;
