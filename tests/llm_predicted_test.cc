@@ -130,6 +130,61 @@ TEST(Dynamics, OverlapSchedulingWaitsOneStepMoreWithOthersInFlight) {
   }
 }
 
+// Fixed lengths: the loop runs in groups whose prompts share steps. Two requests of 100-token
+// prompts whose step budget holds both: every cycle both arrive together, share one prompt
+// step, decode ten steps side by side and finish together — TTFT = mixed(0, 200, 0), TPOT =
+// decode(2), whether or not the engine overlaps its scheduling (an idle engine forms its step
+// with whatever has arrived).
+TEST(Dynamics, FixedLengthsTravelInGroupsThatShareTheirPromptSteps) {
+  for (bool overlapped : {false, true}) {
+    const ServingLoad load{2, 100, 11, 1.0, overlapped};
+    const DynamicsFigures f = FixedLengths(load, 1000, LinearClock());
+    const double prompt_step = 1e-3 + 200e-6, decode_step = 1e-3 + 2e-5;
+    EXPECT_NEAR(f.ttft_s, prompt_step, 1e-15) << overlapped;
+    EXPECT_NEAR(f.prefill_s, prompt_step, 1e-15) << overlapped;
+    EXPECT_NEAR(f.queue_s, 0, 1e-15) << overlapped;
+    EXPECT_NEAR(f.tpot_s, decode_step, 1e-15) << overlapped;
+    EXPECT_NEAR(f.e2e_s, prompt_step + 10 * decode_step, 1e-12) << overlapped;
+    EXPECT_NEAR(f.tokens_per_s, 2 * 11 / f.e2e_s, 1e-9) << overlapped;
+    EXPECT_DOUBLE_EQ(f.group_size, 2.0) << overlapped;
+    EXPECT_DOUBLE_EQ(f.decode_seqs, 2.0) << overlapped;
+  }
+}
+
+// One request alone is the same request either way: its prompt chunks, then its decode steps.
+TEST(Dynamics, FixedLengthsOfOneRequestIsTheSteadyState) {
+  const ServingLoad load{1, 1000, 101, 1.0, true};
+  const DynamicsFigures fixed = FixedLengths(load, 512, LinearClock());
+  const DynamicsFigures steady = Aggregated(load, Compose(load, 512), LinearClock());
+  EXPECT_NEAR(fixed.ttft_s, steady.ttft_s, 1e-15);
+  EXPECT_NEAR(fixed.tpot_s, steady.tpot_s, 1e-15);
+  EXPECT_NEAR(fixed.e2e_s, steady.e2e_s, 1e-12);
+  EXPECT_DOUBLE_EQ(fixed.group_size, 1.0);
+}
+
+// With others in flight a group's prompts wait for one another's prefill: the TTFT of fixed
+// lengths is at least the steady state's own prefill, grows with the requests in flight, and
+// groups hold between one request and all of them; the budget bounds a group's prompt tokens.
+TEST(Dynamics, FixedLengthGroupsHoldTheirPrefillAndGrowWithLoad) {
+  double ttft = 0;
+  for (int64_t c : {2, 4, 8, 16, 32}) {
+    const ServingLoad load{c, 1000, 200, 1.0, true};
+    const DynamicsFigures fixed = FixedLengths(load, 4096, LinearClock());
+    const DynamicsFigures steady = Aggregated(load, Compose(load, 4096), LinearClock());
+    EXPECT_GE(fixed.ttft_s, steady.prefill_s) << c;
+    EXPECT_GE(fixed.ttft_s, ttft) << c;
+    EXPECT_GE(fixed.group_size, 1.0) << c;
+    EXPECT_LE(fixed.group_size, static_cast<double>(c)) << c;
+    EXPECT_GT(fixed.tpot_s, 0) << c;
+    ttft = fixed.ttft_s;
+  }
+  // 32 prompts of 1000 tokens, 4096 a step: groups of at most five (four whole prompts and
+  // the one the step's remaining tokens start).
+  const DynamicsFigures f = FixedLengths({32, 1000, 200, 1.0, true}, 4096, LinearClock());
+  EXPECT_GT(f.group_size, 1.0);
+  EXPECT_LE(f.group_size, 5.0);
+}
+
 // ---- Predictions of real models ---------------------------------------------------------------
 
 struct Case {
@@ -384,6 +439,50 @@ TEST(Predicted, ServingModesErrorsNameTheirOption) {
   auto f = p->Predict(Make("llama-3.1-8b", "h100-sxm").workload, modes);
   ASSERT_FALSE(f);  // Llama has no MTP module
   EXPECT_NE(f.error().message.find("--speculative"), std::string::npos);
+  // --lengths: varied or fixed; fixed only aggregated, and only for a whole request.
+  PredictTexts texts;
+  texts.lengths = "fix";
+  EXPECT_NE(ParsePredictOptions(texts).error().message.find("option '--lengths'"),
+            std::string::npos);
+  texts.lengths = "fixed";
+  texts.disagg = "1:1";
+  EXPECT_NE(ParsePredictOptions(texts).error().message.find("not with --disagg"),
+            std::string::npos);
+  texts.disagg.reset();
+  auto fixed = ParsePredictOptions(texts);
+  ASSERT_TRUE(fixed) << fixed.error().message;
+  EXPECT_TRUE(fixed->fixed_lengths);
+  Workload step = Make("llama-3.1-8b", "h100-sxm").workload;
+  step.gen_len.reset();
+  auto no_request = p->Predict(step, *fixed);
+  ASSERT_FALSE(no_request);
+  EXPECT_NE(no_request.error().message.find("option '--lengths'"), std::string::npos);
+}
+
+// --lengths fixed on a real model: the prediction says so, its groups hold between one request
+// and all of them, and its TTFT, holding a group's prefill, is never below one prompt's own.
+TEST(Predicted, FixedLengthsOnARealModel) {
+  auto run = RunLlm(Make("llama-3.1-8b", "h100-sxm"));
+  ASSERT_TRUE(run);
+  for (const char* engine : {"vllm", "sglang", "trtllm"}) {
+    auto p = ServingPredictor::Make(run->serving, {}, std::string(engine));
+    ASSERT_TRUE(p) << p.error().message;
+    Workload w = Make("llama-3.1-8b", "h100-sxm").workload;
+    w.batch = 16;
+    ServingModes fixed;
+    fixed.fixed_lengths = true;
+    auto a = p->Predict(w);
+    auto b = p->Predict(w, fixed);
+    ASSERT_TRUE(a && b) << engine;
+    ASSERT_TRUE(b->dynamics) << engine;
+    EXPECT_EQ(a->dynamics->lengths, "varied") << engine;
+    EXPECT_EQ(b->dynamics->lengths, "fixed") << engine;
+    EXPECT_GE(b->dynamics->figures.group_size, 1.0) << engine;
+    EXPECT_LE(b->dynamics->figures.group_size, 16.0) << engine;
+    EXPECT_GE(*b->ttft_s, *b->ttft_floor_s) << engine;
+    EXPECT_GE(*b->tpot_s, *b->tpot_floor_s) << engine;
+    EXPECT_GE(*b->ttft_s, a->dynamics->figures.prefill_s) << engine;
+  }
 }
 
 TEST(Predicted, SpeculativeAndDisaggregatedOnDeepSeek) {

@@ -127,6 +127,11 @@ Command AddLlmCommand(CLI::App& root) {
                   "Predict speculative decoding: mtp:N draft tokens from the model's MTP module");
   app->add_option("--acceptance", o->predict.acceptance,
                   "With --speculative: probability each draft token is accepted, in [0, 1]");
+  app->add_option("--lengths", o->predict.lengths,
+                  "With --gen-len: 'varied' (default: requests' lengths differ, their steps "
+                  "spread over the loop) or 'fixed' (every request exactly --prompt and "
+                  "--gen-len tokens, as a fixed-length benchmark sends them: requests move in "
+                  "groups whose prompts share steps)");
   AddOutputOptions(*app, o->output);
   return {app, [o] { return RunLlm(*o); }};
 }

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+#include <vector>
 
 namespace opscope::llm {
 namespace {
@@ -118,6 +122,157 @@ DynamicsFigures Aggregated(const ServingLoad& load, const Composition& c, const 
   f.e2e_s = f.ttft_s + static_cast<double>(load.gen_len - 1) * f.tpot_s;
   f.tokens_per_s = static_cast<double>(load.concurrency * load.gen_len) / f.e2e_s;
   return f;
+}
+
+namespace {
+
+// One request of a fixed-length closed loop, in its slot.
+struct Flight {
+  int64_t id = 0;             // arrival order
+  double arrival_s = 0;
+  int64_t prompt_left = 0;    // prompt tokens not yet in a step
+  int64_t offset = 0;         // prompt tokens already in steps
+  double decode_left = 0;     // decode steps left after the first token
+  bool decoding = false;
+  int64_t eligible_step = 0;  // the first step that may carry its prompt
+  double first_token_s = 0;
+  double prefill_s = 0;       // the times of the steps that carried its prompt tokens
+};
+
+}  // namespace
+
+DynamicsFigures FixedLengths(const ServingLoad& load, int64_t chunk_tokens, const StepClock& clock) {
+  const int64_t C = load.concurrency, I = load.prompt;
+  const int64_t budget = StepTokenBudget(chunk_tokens, I);
+  const double Z = static_cast<double>(load.gen_len - 1) / load.tokens_per_step;
+  // A replacement arrives as its predecessor's step ends; under overlap scheduling the next
+  // step was formed without it.
+  const int64_t missed = load.overlapped && C > 1 ? 1 : 0;
+  // The window measured: the requests of the three waves after the first (ids C .. 4C − 1).
+  const int64_t window_begin = C, window_end = C + std::max<int64_t>(3 * C, 8);
+  std::vector<Flight> live(static_cast<size_t>(C));
+  int64_t next_id = 0, step = 0;
+  double t = 0;
+  const auto arrive = [&](Flight& f) {
+    f = Flight{};
+    f.id = next_id++;
+    f.arrival_s = t;
+    f.prompt_left = I;
+    f.decode_left = Z;
+    f.eligible_step = f.id < C ? 0 : step + missed;
+  };
+  for (Flight& f : live) arrive(f);
+  double ttft = 0, e2e = 0, tpot = 0, prefill = 0, queue = 0;
+  int64_t measured = 0;
+  std::map<double, int64_t> arrivals;  // the window's arrival instants and their counts
+  double seqs_sum = 0, seqs_sq = 0;    // Σ D and Σ D² over decode-carrying steps, measured
+  const auto finish = [&](Flight& f) {
+    if (f.id >= window_begin && f.id < window_end) {
+      const double first = f.first_token_s - f.arrival_s, whole = t - f.arrival_s;
+      ttft += first;
+      e2e += whole;
+      prefill += f.prefill_s;
+      queue += first - f.prefill_s;
+      if (load.gen_len > 1) tpot += (whole - first) / static_cast<double>(load.gen_len - 1);
+      ++arrivals[f.arrival_s];
+      ++measured;
+    }
+    arrive(f);
+  };
+  while (measured < window_end - window_begin) {
+    int64_t decoding = 0;
+    bool pending = false;
+    for (const Flight& f : live) {
+      decoding += f.decoding ? 1 : 0;
+      pending = pending || f.prompt_left > 0;
+    }
+    const bool window_open = next_id > window_begin;
+    if (!pending) {
+      // Only decode steps until the next request finishes.
+      double least = std::numeric_limits<double>::infinity();
+      for (const Flight& f : live) least = std::min(least, f.decode_left);
+      const double k = std::max(1.0, std::ceil(least - 1e-9));
+      const double step_s = clock.decode(decoding);
+      t += k * step_s;
+      step += static_cast<int64_t>(k);
+      if (window_open) {
+        seqs_sum += k * static_cast<double>(decoding);
+        seqs_sq += k * static_cast<double>(decoding * decoding);
+      }
+      for (Flight& f : live) {
+        f.decode_left -= k;
+        if (f.decode_left <= 1e-9) finish(f);
+      }
+      continue;
+    }
+    // The waiting prompts this step may carry, in arrival order; an idle engine forms its step
+    // with whatever has arrived.
+    std::vector<Flight*> waiting;
+    for (Flight& f : live) {
+      if (f.prompt_left > 0 && (f.eligible_step <= step || decoding == 0)) waiting.push_back(&f);
+    }
+    std::sort(waiting.begin(), waiting.end(),
+              [](const Flight* a, const Flight* b) { return a->id < b->id; });
+    // Under prefill_first a step with prompts holds no decodes.
+    const bool prompts_only = load.prefill_first && !waiting.empty();
+    const int64_t carried_decodes = prompts_only ? 0 : decoding;
+    const int64_t room = std::max<int64_t>(1, budget - carried_decodes);
+    int64_t tokens = 0, offset = 0;
+    std::vector<std::pair<Flight*, int64_t>> carried;
+    for (Flight* f : waiting) {
+      int64_t n = std::min(f->prompt_left, room - tokens);
+      // Without chunked prefill a prompt runs whole: it waits for a step with room for all of
+      // it, unless it is the step's first.
+      if (chunk_tokens == 0 && n < f->prompt_left && !carried.empty()) break;
+      if (chunk_tokens == 0) n = f->prompt_left;
+      if (n <= 0) break;
+      if (carried.empty()) offset = f->offset;
+      carried.emplace_back(f, n);
+      tokens += n;
+    }
+    if (carried.size() > 1) offset = 0;  // several prompts: one chunk of their tokens
+    const double step_s =
+        tokens > 0 ? clock.mixed(carried_decodes, tokens, offset) : clock.decode(decoding);
+    t += step_s;
+    ++step;
+    if (window_open && carried_decodes > 0) {
+      seqs_sum += static_cast<double>(carried_decodes);
+      seqs_sq += static_cast<double>(carried_decodes * carried_decodes);
+    }
+    for (Flight& f : live) {
+      if (!f.decoding || prompts_only) continue;
+      f.decode_left -= 1;
+      if (f.decode_left <= 1e-9) finish(f);
+    }
+    for (const auto& [f, n] : carried) {
+      f->prompt_left -= n;
+      f->offset += n;
+      f->prefill_s += step_s;
+      if (f->prompt_left > 0) continue;
+      f->first_token_s = t;
+      if (f->decode_left <= 1e-9) {
+        finish(*f);
+      } else {
+        f->decoding = true;
+      }
+    }
+  }
+  DynamicsFigures out;
+  const double n = static_cast<double>(measured);
+  out.ttft_s = ttft / n;
+  out.e2e_s = e2e / n;
+  out.prefill_s = prefill / n;
+  out.queue_s = queue / n;
+  out.decode_seqs = seqs_sum > 0 ? seqs_sq / seqs_sum : 1.0;
+  const double decode_s = Lerp(clock.decode, out.decode_seqs);
+  out.tpot_s = load.gen_len > 1 ? tpot / n : decode_s / load.tokens_per_step;
+  out.step_s = out.tpot_s * load.tokens_per_step;
+  out.interference_s = std::max(0.0, out.tpot_s - decode_s / load.tokens_per_step);
+  out.tokens_per_s = static_cast<double>(C * load.gen_len) / out.e2e_s;
+  double groups = 0;
+  for (const auto& [at, count] : arrivals) groups += static_cast<double>(count * count);
+  out.group_size = groups / n;
+  return out;
 }
 
 DynamicsFigures Disaggregated(const ServingLoad& load, int64_t chunk_tokens,

@@ -34,6 +34,9 @@ struct ServingLoad {
   // serving, where the others' next decode step is always formed, an arriving request waits
   // for the running step and that one (a = 3/2 instead of 1/2).
   bool overlapped = false;
+  // Prompt steps carry no decodes: waiting prompts run before the next decode step (SGLang's
+  // scheduler; EngineDefaults::prefill_first). Read by FixedLengths only.
+  bool prefill_first = false;
 };
 
 // The token budget of a step: a chunked-prefill engine's max batched tokens (decode tokens
@@ -98,6 +101,7 @@ struct DynamicsFigures {
   double request_s = 0;       // TTFT on the request path outside the steps (the caller's)
   double interference_s = 0;  // TPOT added by other requests' prompt chunks
   double decode_seqs = 1;     // sequences in a decode step (per decode worker)
+  double group_size = 0;      // fixed lengths: requests whose prompts arrive together (mean)
 };
 
 // Aggregated serving (see the top):
@@ -107,6 +111,25 @@ struct DynamicsFigures {
 // A prompt of more than 8 chunks times its first and last full chunks and interpolates the
 // rest linearly in the offset.
 DynamicsFigures Aggregated(const ServingLoad& load, const Composition& c, const StepClock& clock);
+
+// Aggregated serving of fixed lengths (--lengths fixed): every request has exactly I prompt
+// and O output tokens, as a benchmark's fixed-length random dataset gives (vLLM's `vllm bench
+// serve` random dataset by default, `--random-range-ratio 1` in SGLang's). Such a closed loop
+// does not spread out: the C requests start together, the prompts one step's budget takes
+// finish together, decode in lockstep, finish together, and their replacements arrive
+// together — the loop runs in groups, each group's prompts sharing prefill steps, which the
+// steady state above (requests spread over the loop) does not describe. Simulated step by
+// step on the same steps: a step carries every decoding sequence and, in arrival order, the
+// waiting prompts' tokens up to the budget K (decodes count in it; without chunked prefill,
+// whole prompts only); under prefill_first a step with waiting prompts carries only them, the
+// decodes waiting (so every wave's prompts run before any of its decodes and the waves stay
+// whole); a prompt finishing in a
+// step gives its first token then, decodes Z = (O − 1) / tokens_per_step steps, and is replaced
+// at once (under overlap scheduling the replacement misses the step already formed). Steps
+// with several prompts are timed as one chunk of their tokens (Compose's approximation). The
+// figures are the means over the requests of a window after the first wave, the loop's
+// repeating pattern: TTFT = first token − arrival, TPOT = (e2e − TTFT) / (O − 1).
+DynamicsFigures FixedLengths(const ServingLoad& load, int64_t chunk_tokens, const StepClock& clock);
 
 // ---- Disaggregated serving ------------------------------------------------------------------
 

@@ -578,13 +578,19 @@ struct RequestShape {
 };
 
 // Aggregated: one worker, the request's steps composed and timed on it.
-Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, int64_t chunk) {
+Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, int64_t chunk,
+                                    bool fixed_lengths) {
   ClockError error;
   Clocks clocks(timer, r.context, r.spec, error);
   PredictedDynamics d;
   d.mode = "aggregated";
   d.chunk_tokens = chunk;
-  d.figures = Aggregated(r.load, Compose(r.load, chunk), clocks.Clock());
+  if (fixed_lengths) {
+    d.lengths = "fixed";
+    d.figures = FixedLengths(r.load, chunk, clocks.Clock());
+  } else {
+    d.figures = Aggregated(r.load, Compose(r.load, chunk), clocks.Clock());
+  }
   if (error.error) return std::unexpected(*error.error);
   return d;
 }
@@ -659,6 +665,7 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   r.load.prompt = w.prompt.value_or(w.context);
   r.load.gen_len = *w.gen_len;
   r.load.overlapped = engine.profile->defaults.overlap_scheduling;
+  r.load.prefill_first = engine.profile->defaults.prefill_first;
   r.context = r.load.prompt + (r.load.gen_len - 1) / 2;
   r.spec = o.speculative;
   if (o.speculative) {
@@ -671,7 +678,7 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   const int64_t chunk =
       predict::ChunkedPrefillTokens(*engine.profile, *engine.entry, serving.device());
   auto d = o.disagg ? Disaggregate(serving, engine, degrees, *o.disagg, r, chunk, workers)
-                    : Aggregate(timer, r, chunk);
+                    : Aggregate(timer, r, chunk, o.fixed_lengths);
   if (!d) return std::unexpected(d.error());
   if (!engine.profile->transparent) {
     AddRequestPath(r.load, engine.profile->overheads.request_s, d->figures);
@@ -755,8 +762,9 @@ namespace {
 // there is only the static step, which they would leave unchanged, so asking for them is an
 // error rather than an option silently ignored.
 Result<void> ModesNeedARequest(const Workload& workload, const ServingModes& modes) {
-  if (workload.gen_len || (!modes.disagg && !modes.speculative)) return {};
-  return MakeError(std::string("option '") + (modes.disagg ? "--disagg" : "--speculative") +
+  if (workload.gen_len || (!modes.disagg && !modes.speculative && !modes.fixed_lengths)) return {};
+  return MakeError(std::string("option '") +
+                   (modes.disagg ? "--disagg" : modes.speculative ? "--speculative" : "--lengths") +
                    "': predicts a whole request; give its output length with --gen-len O "
                    "(alias --osl) and its prompt with --prompt I");
 }
@@ -887,6 +895,18 @@ Result<PredictOptions> ParsePredictOptions(const PredictTexts& texts) {
     auto speculative = ParseSpeculative(*texts.speculative, *texts.acceptance);
     if (!speculative) return std::unexpected(speculative.error());
     options.speculative = *speculative;
+  }
+  if (texts.lengths) {
+    if (*texts.lengths != "fixed" && *texts.lengths != "varied") {
+      return MakeError("option '--lengths': expected 'varied' (the default: lengths differ from "
+                       "request to request) or 'fixed' (every request exactly --prompt and "
+                       "--gen-len tokens), got '" + *texts.lengths + "'");
+    }
+    options.fixed_lengths = *texts.lengths == "fixed";
+    if (options.fixed_lengths && options.disagg) {
+      return MakeError("option '--lengths': fixed lengths are modelled for aggregated serving, "
+                       "not with --disagg");
+    }
   }
   return options;
 }

@@ -46,10 +46,14 @@ struct Speculative {
 // "mtp:N" with N in 1..16; the error names --speculative.
 Result<Speculative> ParseSpeculative(std::string_view text, double acceptance);
 
-// How the requests are served (default: aggregated continuous batching, no speculation).
+// How the requests are served (default: aggregated continuous batching, no speculation,
+// lengths that vary from request to request).
 struct ServingModes {
   std::optional<Disagg> disagg;
   std::optional<Speculative> speculative;
+  // --lengths fixed: every request exactly --prompt and --gen-len tokens (a fixed-length
+  // benchmark), which keeps the loop in groups (llm::FixedLengths); aggregated serving only.
+  bool fixed_lengths = false;
 };
 
 struct PredictOptions : ServingModes {
@@ -58,11 +62,12 @@ struct PredictOptions : ServingModes {
 };
 
 // The prediction options as a user types them (the CLI's --engine, --disagg P:D,
-// --prefill-tp, --decode-tp, --speculative mtp:N, --acceptance R; Python's keywords of the same
-// names), checked together: --prefill-tp/--decode-tp only with --disagg, --speculative and
-// --acceptance only together. Errors name the option.
+// --prefill-tp, --decode-tp, --speculative mtp:N, --acceptance R, --lengths varied|fixed;
+// Python's keywords of the same names), checked together: --prefill-tp/--decode-tp only with
+// --disagg, --speculative and --acceptance only together, --lengths fixed not with --disagg.
+// Errors name the option.
 struct PredictTexts {
-  std::optional<std::string> engine, disagg, speculative;
+  std::optional<std::string> engine, disagg, speculative, lengths;
   std::optional<int64_t> prefill_tp, decode_tp;
   std::optional<double> acceptance;
 };
@@ -88,6 +93,7 @@ struct EndToEndErrorFigure {
 // The serving dynamics of a whole request (with --gen-len).
 struct PredictedDynamics {
   std::string mode;  // "aggregated" | "disaggregated"
+  std::string lengths = "varied";  // "varied" | "fixed" (--lengths)
   int64_t concurrency = 1, prompt = 0, gen_len = 0;
   int64_t chunk_tokens = 0;    // the engine's chunked-prefill budget (0: whole prompts)
   double tokens_per_step = 1;  // speculative decoding's expected tokens per step

@@ -4,7 +4,8 @@
 //    "transparent": false,                         optional, default false
 //    "defaults": {"kv_dtype", "chunked_prefill_tokens", "cuda_graphs",
 //                 "prefill_cuda_graphs" (optional, default true), "overlap_scheduling"
-//                 (optional, default false), "mma_16bit" (optional,
+//                 (optional, default false), "prefill_first" (optional, default false),
+//                 "mma_16bit" (optional,
 //                 "recipe" or "fp16", default "recipe"), "source"},
 //    "overheads": {"step_s", "sampling_s", "launch_s", "request_s" (optional, default 0),
 //                  "source"},
@@ -457,6 +458,7 @@ std::optional<Error> ReadDefaults(element v, const std::string& context, EngineD
   r.Field("cuda_graphs", true, r.Bool("cuda_graphs", d.cuda_graphs));
   r.Field("prefill_cuda_graphs", false, r.Bool("prefill_cuda_graphs", d.prefill_cuda_graphs));
   r.Field("overlap_scheduling", false, r.Bool("overlap_scheduling", d.overlap_scheduling));
+  r.Field("prefill_first", false, r.Bool("prefill_first", d.prefill_first));
   r.Field("mma_16bit", false, r.String("mma_16bit", true, d.mma_16bit));
   r.Field("source", true, r.String("source", true, d.source));
   if (auto error = r.Read(v)) return error;
@@ -871,6 +873,7 @@ std::string EngineProfileJson(const EngineProfile& p) {
        ", \"cuda_graphs\": " + (p.defaults.cuda_graphs ? "true" : "false") +
        ", \"prefill_cuda_graphs\": " + (p.defaults.prefill_cuda_graphs ? "true" : "false") +
        (p.defaults.overlap_scheduling ? ", \"overlap_scheduling\": true" : "") +
+       (p.defaults.prefill_first ? ", \"prefill_first\": true" : "") +
        (p.defaults.mma_16bit != "recipe" ? ", \"mma_16bit\": " + Quote(p.defaults.mma_16bit)
                                           : std::string()) +
        MemoryTiersJson(p.defaults.chunked_prefill_by_memory) +

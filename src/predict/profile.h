@@ -182,6 +182,11 @@ struct EngineDefaults {
   // TensorRT-LLM's overlap scheduler, vLLM's async scheduling): a request that arrives during
   // a step misses the step already formed and starts one step later than it would otherwise.
   bool overlap_scheduling = false;
+  // A step with prompt tokens carries no decoding sequences: the scheduler runs waiting prompts
+  // before the running batch's next decode step (SGLang without --enable-mixed-chunk); false:
+  // decodes and prompt chunks share a step (vLLM, TensorRT-LLM). Read by the fixed-length
+  // dynamics (llm::FixedLengths), where it keeps a benchmark's requests in whole waves.
+  bool prefill_first = false;
   // The MMA class the engine runs 16-bit float matmuls in: "recipe" (the recipe's activation
   // type, bf16 or fp16) or "fp16" (llama.cpp: cuBLAS FP16 compute, FP16 accumulate, twice the
   // BF16 / FP32-accumulate rate on GeForce parts).

@@ -87,6 +87,7 @@ void WriteDynamics(JsonWriter& w, const llm::PredictedDynamics& d) {
   const llm::DynamicsFigures& f = d.figures;
   w.BeginObject();
   w.Key("mode").Value(d.mode);
+  w.Key("lengths").Value(d.lengths);
   w.Key("concurrency").Value(d.concurrency);
   w.Key("prompt").Value(d.prompt);
   w.Key("gen_len").Value(d.gen_len);
@@ -98,6 +99,7 @@ void WriteDynamics(JsonWriter& w, const llm::PredictedDynamics& d) {
   w.Key("prefill_s").Value(f.prefill_s);
   w.Key("request_s").Value(f.request_s);
   w.Key("interference_s").Value(f.interference_s);
+  if (d.lengths == "fixed") w.Key("group_size").Value(f.group_size);
   if (d.mode == "disaggregated") {
     w.Key("prefill_workers").Value(d.prefill_workers);
     w.Key("decode_workers").Value(d.decode_workers);

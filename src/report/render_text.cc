@@ -200,6 +200,9 @@ void Dynamics(Text& t, const llm::PredictedDynamics& d) {
             (d.chunk_tokens > 0 ? "prompt chunks of " + std::to_string(d.chunk_tokens) + " tokens"
                                 : std::string("whole prompts")) +
             " add " + HumanSeconds(f.interference_s) + " per output token";
+    if (d.lengths == "fixed") {
+      line += "; fixed lengths: requests move in groups of " + Fixed(f.group_size, 1);
+    }
   }
   t.Line(line);
   t.Line("  time to first    " + HumanSeconds(f.queue_s) + " waiting (running step and queue), " +

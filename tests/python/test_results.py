@@ -26,6 +26,8 @@ LLM_CASES = [
      dict(engine="sglang", batch=16, gen_len=64)),
     (["llama-3.1-70b", "--tp", "4", "--device", "h200", "--gen-len", "32", "--disagg", "1:1"],
      dict(tp=4, device="h200", gen_len=32, disagg="1:1")),
+    (["llama-3.1-8b", "--batch", "8", "--prompt", "1024", "--gen-len", "64", "--lengths", "fixed"],
+     dict(batch=8, prompt=1024, gen_len=64, lengths="fixed")),
 ]
 
 
@@ -39,6 +41,8 @@ def test_prediction_options_are_checked_as_on_the_command_line():
         opscope.llm("llama-3.1-8b", speculative="mtp:1")
     with pytest.raises(opscope.Error, match="--prefill-tp"):
         opscope.llm("llama-3.1-8b", prefill_tp=2)
+    with pytest.raises(opscope.Error, match="--lengths"):
+        opscope.llm("llama-3.1-8b", gen_len=8, lengths="same")
 
 
 ANALYZE_CASES = [

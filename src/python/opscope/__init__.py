@@ -84,7 +84,7 @@ def llm(model, device="h100-sxm", batch=1, context=4096, phase="decode", *, prom
         gen_len=None, weights=None, activations=None, kv_dtype=None, state_dtype=None,
         mem_util=0.9, tp=1, ep=1, pp=1, dp_attention=None, gpus_per_node=None,
         micro_batches=None, model_type=None, engine=None, disagg=None, prefill_tp=None,
-        decode_tp=None, speculative=None, acceptance=None):
+        decode_tp=None, speculative=None, acceptance=None, lengths=None):
     """One engine step of an LLM on a device: ``opscope llm MODEL --format json``.
 
     model:     a built-in preset ("llama-3.1-8b", see presets()), a Hugging Face config.json,
@@ -109,6 +109,8 @@ def llm(model, device="h100-sxm", batch=1, context=4096, phase="decode", *, prom
     disagg, prefill_tp, decode_tp: disaggregated serving "P:D" (prefill and decode workers)
                and each worker's tensor-parallel degree.
     speculative, acceptance: speculative decoding "mtp:N" with acceptance rate R.
+    lengths:   "varied" (default) or "fixed": every request exactly prompt and gen_len tokens,
+               as a fixed-length benchmark sends them (its requests then move in groups).
 
     Returns the JSON report as a dict: "model", "device", "workload", "totals", "nodes" (a
     DataFrame, one row per node of the step in graph order), "by_op", "not_costed",
@@ -126,7 +128,7 @@ def llm(model, device="h100-sxm", batch=1, context=4096, phase="decode", *, prom
         dp_attention=dp_attention, gpus_per_node=gpus_per_node, micro_batches=micro_batches,
         model_type=model_type, engine=_path(engine),
         disagg=disagg, prefill_tp=prefill_tp, decode_tp=decode_tp, speculative=speculative,
-        acceptance=acceptance))
+        acceptance=acceptance, lengths=lengths))
 
 
 def _input_text(name, value):
