@@ -281,15 +281,17 @@ TEST(Calibrate, RefittingTheCommittedDataReproducesTheShippedProfile) {
 
 // A GEMM row of `engine`'s `source` library on H100, timed by the known parameters `truth`.
 Measurement TimedGemmRow(int64_t m, int64_t n, int64_t k, int line, const std::string& engine,
-                         const std::string& source, const KernelParams& truth) {
-  const device::Device h100 = *device::FindBuiltinDevice("h100-sxm");
+                         const std::string& source, const KernelParams& truth,
+                         const std::string& device_id = "h100-sxm") {
+  const device::Device device = *device::FindBuiltinDevice(device_id);
   Measurement r = GemmRow(m, n, k, line);
+  r.device = device_id;
   r.engine = engine;
   r.kernel_source = source;
   std::string why;
-  auto sample = MakeSample(r, h100, &why);
+  auto sample = MakeSample(r, device, &why);
   EXPECT_TRUE(sample.has_value() && sample->has_value()) << why;
-  r.latency_s = SampleTime(**sample, truth, RatesOf(h100));
+  r.latency_s = SampleTime(**sample, truth, RatesOf(device));
   return r;
 }
 
@@ -514,14 +516,7 @@ TEST(Calibrate, AnAlternativeImplementationIsFittedBesideTheDefault) {
 TEST(Calibrate, ASmallGroupIsFittedWithItsFitFamily) {
   const KernelParams truth = Truth();
   const auto timed_on = [&](const std::string& id, int64_t m, int64_t n, int64_t k, int line) {
-    const device::Device d = *device::FindBuiltinDevice(id);
-    Measurement r = GemmRow(m, n, k, line);
-    r.device = id;
-    std::string why;
-    auto sample = MakeSample(r, d, &why);
-    EXPECT_TRUE(sample.has_value() && sample->has_value()) << why;
-    r.latency_s = SampleTime(**sample, truth, RatesOf(d));
-    return r;
+    return TimedGemmRow(m, n, k, line, "synthetic", "", truth, id);
   };
   const auto files = [&](int every) {
     MeasurementFile file;
