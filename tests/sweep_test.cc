@@ -424,6 +424,7 @@ llm::Predicted PredictedAt(const llm::Model& model, const SweepSpec& s, const Sw
   llm::PredictOptions o;
   o.engine = s.engine;
   o.disagg = rep.servings.at(row.serving).disagg;  // --disagg P:D --prefill-tp --decode-tp
+  o.fixed_lengths = s.fixed_lengths;               // --lengths fixed
   auto run = llm::RunLlmPredicted(r, o);
   EXPECT_TRUE(run) << run.error().message;
   return run ? run->predicted : llm::Predicted{};
@@ -507,6 +508,47 @@ TEST(RunSweep, PredictedRowsEqualLlmPredicted) {
       EXPECT_GT(*got.ttft_s, *got.kv_transfer_s) << where;
     }
   }
+}
+
+// --lengths fixed: every predicted row equals `opscope llm --lengths fixed` at its point, and
+// differs from the varied steady state where requests share the engine; the option needs an
+// engine and whole requests and refuses a disaggregated split, naming itself.
+TEST(RunSweep, FixedLengthRowsEqualLlmPredicted) {
+  const llm::Model model = PresetModel("qwen3-30b-a3b");
+  SweepSpec s = SweepOf(model, {"h200"});
+  s.batches = {1, 8};
+  s.contexts = {1000, 3000};
+  s.gen_lens = {64};
+  s.engine = "sglang";
+  s.fixed_lengths = true;
+  auto rep = RunSweep(s);
+  ASSERT_TRUE(rep) << rep.error().message;
+  ASSERT_EQ(rep->rows.size(), 4u);
+  SweepSpec varied = s;
+  varied.fixed_lengths = false;
+  auto steady = RunSweep(varied);
+  ASSERT_TRUE(steady) << steady.error().message;
+  for (size_t i = 0; i < rep->rows.size(); ++i) {
+    const SweepRow& row = rep->rows[i];
+    const llm::Predicted want = PredictedAt(model, s, *rep, row);
+    ASSERT_TRUE(want.dynamics) << i;
+    EXPECT_EQ(want.dynamics->lengths, "fixed") << i;
+    EXPECT_EQ(rep->predicted[i].ttft_s, want.ttft_s) << i;
+    EXPECT_EQ(rep->predicted[i].tpot_s, want.tpot_s) << i;
+    if (row.batch > 1) {
+      EXPECT_NE(rep->predicted[i].ttft_s, steady->predicted[i].ttft_s) << i;
+    }
+  }
+  SweepSpec bad = s;
+  bad.gen_lens.clear();
+  auto no_request = RunSweep(bad);
+  ASSERT_FALSE(no_request);
+  EXPECT_NE(no_request.error().message.find("option '--lengths'"), std::string::npos);
+  bad = s;
+  bad.disaggs = {std::nullopt, llm::Disagg{1, 1, std::nullopt, std::nullopt}};
+  auto split = RunSweep(bad);
+  ASSERT_FALSE(split);
+  EXPECT_NE(split.error().message.find("not with --disagg"), std::string::npos);
 }
 
 // A disaggregated split whose workers the model cannot take at their tp is skipped and named

@@ -29,7 +29,7 @@ struct SweepOptions {
   std::optional<std::string> weights;
   std::string phase = "decode";
   std::optional<std::string> tp, ep, pp, dp_attention;
-  std::optional<std::string> gen_len, disagg, prefill_tp, decode_tp;
+  std::optional<std::string> gen_len, disagg, prefill_tp, decode_tp, lengths;
   std::string format = "csv";
   std::string output = "-";
   sweep::Grid grid;  // the options every point shares
@@ -95,6 +95,11 @@ Result<sweep::SweepRequest> ParseAxes(const SweepOptions& o) {
     auto splits = sweep::ParseDisaggList(*o.disagg);
     if (!splits) return std::unexpected(splits.error());
     r.disaggs = std::move(*splits);
+  }
+  if (o.lengths) {
+    auto fixed = llm::ParseFixedLengths(*o.lengths);
+    if (!fixed) return std::unexpected(fixed.error());
+    r.fixed_lengths = *fixed;
   }
   if (o.weights) {
     auto names = sweep::ParseNameList("--weights", *o.weights);
@@ -182,6 +187,10 @@ Command AddSweepCommand(CLI::App& root) {
                   "With --disagg: a prefill worker's tensor-parallel degree: LIST (default: --tp)");
   app->add_option("--decode-tp", o->decode_tp,
                   "With --disagg: a decode worker's tensor-parallel degree: LIST (default: --tp)");
+  app->add_option("--lengths", o->lengths,
+                  "With --engine and --gen-len: 'varied' (default) or 'fixed' (every request "
+                  "exactly its prompt and output length, as a fixed-length benchmark sends them; "
+                  "opscope llm --lengths)");
   app->add_option("--mem-util", o->grid.mem_util, "Fraction of device memory for weights + KV + state")
       ->capture_default_str();
   app->add_option("--tp", o->tp, "Tensor-parallel degrees: LIST (default 1)");

@@ -874,6 +874,13 @@ Result<PredictedRun> RunLlmPredicted(const Request& request, const PredictOption
   return PredictedRun{std::move(*run), std::move(*predicted)};
 }
 
+Result<bool> ParseFixedLengths(std::string_view text) {
+  if (text == "fixed" || text == "varied") return text == "fixed";
+  return MakeError("option '--lengths': expected 'varied' (the default: lengths differ from "
+                   "request to request) or 'fixed' (every request exactly the prompt and output "
+                   "length given), got '" + std::string(text) + "'");
+}
+
 Result<PredictOptions> ParsePredictOptions(const PredictTexts& texts) {
   PredictOptions options;
   options.engine = texts.engine;
@@ -897,12 +904,9 @@ Result<PredictOptions> ParsePredictOptions(const PredictTexts& texts) {
     options.speculative = *speculative;
   }
   if (texts.lengths) {
-    if (*texts.lengths != "fixed" && *texts.lengths != "varied") {
-      return MakeError("option '--lengths': expected 'varied' (the default: lengths differ from "
-                       "request to request) or 'fixed' (every request exactly --prompt and "
-                       "--gen-len tokens), got '" + *texts.lengths + "'");
-    }
-    options.fixed_lengths = *texts.lengths == "fixed";
+    auto fixed = ParseFixedLengths(*texts.lengths);
+    if (!fixed) return std::unexpected(fixed.error());
+    options.fixed_lengths = *fixed;
     if (options.fixed_lengths && options.disagg) {
       return MakeError("option '--lengths': fixed lengths are modelled for aggregated serving, "
                        "not with --disagg");

@@ -56,6 +56,9 @@ struct ServingModes {
   bool fixed_lengths = false;
 };
 
+// --lengths: "varied" (false) or "fixed" (true); the error names --lengths.
+Result<bool> ParseFixedLengths(std::string_view text);
+
 struct PredictOptions : ServingModes {
   // --engine: a built-in id or a profile .json; nullopt: the device's default engine.
   std::optional<std::string> engine;

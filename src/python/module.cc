@@ -180,7 +180,7 @@ PYBIND11_MODULE(_opscope, m) {
          std::optional<int64_t> gpus_per_node, std::optional<int64_t> micro_batches,
          std::optional<std::string> model_type, std::optional<std::string> engine,
          std::optional<std::string> disagg, std::optional<std::string> prefill_tp,
-         std::optional<std::string> decode_tp) {
+         std::optional<std::string> decode_tp, std::optional<std::string> lengths) {
         opscope::sweep::SweepRequest r;
         r.model = std::move(model);
         r.parse.model_type = std::move(model_type);
@@ -205,6 +205,7 @@ PYBIND11_MODULE(_opscope, m) {
         r.gpus_per_node = gpus_per_node;
         r.micro_batches = micro_batches;
         r.engine = std::move(engine);
+        if (lengths) r.fixed_lengths = Take(opscope::llm::ParseFixedLengths(*lengths));
         return Sweep(r);
       },
       py::kw_only(), py::arg("model"), py::arg("batch"), py::arg("context"), py::arg("device"),
@@ -212,7 +213,7 @@ PYBIND11_MODULE(_opscope, m) {
       py::arg("activations"), py::arg("kv_dtype"), py::arg("state_dtype"), py::arg("gen_len"),
       py::arg("mem_util"), py::arg("dp_attention"), py::arg("gpus_per_node"),
       py::arg("micro_batches"), py::arg("model_type"), py::arg("engine"), py::arg("disagg"),
-      py::arg("prefill_tp"), py::arg("decode_tp"));
+      py::arg("prefill_tp"), py::arg("decode_tp"), py::arg("lengths"));
 
   m.def(
       "plan",

@@ -167,6 +167,16 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
     return ok;
   }
   if (auto ok = CheckDisagg(g); !ok) return ok;
+  if (g.fixed_lengths) {
+    if (!g.engine || g.gen_lens.empty()) {
+      return MakeError("option '--lengths': fixed lengths are an engine's prediction of whole "
+                       "requests; give --engine E and --gen-len/--osl");
+    }
+    for (const std::optional<llm::Disagg>& d : g.disaggs) {
+      if (d) return MakeError("option '--lengths': fixed lengths are modelled for aggregated "
+                              "serving, not with --disagg P:D");
+    }
+  }
   for (const auto& [option, values] :
        {std::pair<const char*, const std::vector<int64_t>*>{"--tp", &g.tps}, {"--ep", &g.eps},
         {"--pp", &g.pps}, {"--dp-attention", &g.dp_attentions}}) {
@@ -204,6 +214,7 @@ class GridRunner {
              SweepResult& rep, const llm::ServingPredictor* predictor)
       : spec_(spec), serving_(serving), request_(request), rep_(rep), predictor_(predictor) {
     modes_.disagg = request.disagg;
+    modes_.fixed_lengths = spec.fixed_lengths;
   }
 
   // Appends the grid's rows to the result, in order. A large grid (at least kPointsPerWorker
@@ -458,7 +469,7 @@ class GridRunner {
   const SweepSpec& spec_;
   const llm::Serving& serving_;
   const SweepServing& request_;
-  llm::ServingModes modes_;  // the predictor's: --disagg
+  llm::ServingModes modes_;  // the predictor's: --disagg, --lengths
   SweepResult& rep_;
   const llm::ServingPredictor* predictor_;
   std::vector<std::vector<std::unique_ptr<StepPlan>>> plans_;  // [stage][worker]

@@ -119,6 +119,9 @@ struct Grid {
   // deployment's own, as llm's are.
   std::vector<std::optional<llm::Disagg>> disaggs;
   std::vector<int64_t> prefill_tps, decode_tps;
+  // --lengths fixed: every request of fixed lengths, as `opscope llm --lengths fixed` predicts
+  // it (needs --engine and --gen-len; aggregated serving only).
+  bool fixed_lengths = false;
   // Parallel degrees (empty: 1; dp_attentions empty: llm's default, ep/tp when ep > tp), swept
   // as axes; the rest as `opscope llm` takes them.
   std::vector<int64_t> tps, eps, pps, dp_attentions;

@@ -96,12 +96,13 @@ def test_prefill_sweep_with_whole_requests_equals_the_cli():
     assert sweep_as_json(result) == cli_json("sweep", "llm", *args)
 
 
-def test_predicted_sweep_equals_the_cli():
+@pytest.mark.parametrize("lengths", [None, "fixed"])
+def test_predicted_sweep_equals_the_cli(lengths):
     # The JSON's per-point "predicted" object is the DataFrame's predicted_* columns.
     args = ["llama-3.1-8b", "--batch", "1,16", "--context", "512,4096", "--engine", "sglang",
-            "--gen-len", "32"]
+            "--gen-len", "32"] + (["--lengths", lengths] if lengths else [])
     points = opscope.sweep("llama-3.1-8b", batch=[1, 16], context=[512, 4096], engine="sglang",
-                           gen_len=32)["points"]
+                           gen_len=32, lengths=lengths)["points"]
     expected = cli_json("sweep", "llm", *args)["points"]
     assert len(points) == len(expected)
     for (_, row), want in zip(points.iterrows(), expected):

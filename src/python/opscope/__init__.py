@@ -182,7 +182,8 @@ def _names(value):
 def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode", *, tp=None,
           ep=None, pp=None, activations=None, kv_dtype=None, state_dtype=None, gen_len=None,
           osl=None, mem_util=0.9, dp_attention=None, gpus_per_node=None, micro_batches=None,
-          model_type=None, engine=None, disagg=None, prefill_tp=None, decode_tp=None):
+          model_type=None, engine=None, disagg=None, prefill_tp=None, decode_tp=None,
+          lengths=None):
     """``llm`` over a grid, one row per point: ``opscope sweep llm MODEL --format json``.
 
     batch, context: ints, lists or ranges of ints, or the command line's LIST text
@@ -205,6 +206,8 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
                     degrees as lists (default: the row's tp). Adds the columns prefill_workers,
                     decode_workers, prefill_tp, decode_tp (NaN on an aggregated row) and
                     predicted_kv_transfer_s (the part of predicted_ttft_s spent moving the KV).
+    lengths:        with engine and gen_len: "fixed" predicts every point as a fixed-length
+                    benchmark (llm()'s lengths); not with a disaggregated split.
     The other options are llm()'s and apply to every point.
 
     Returns {"schema_version", "model", "phase", "points", "skipped", "assumptions"}, with
@@ -241,7 +244,7 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
         gpus_per_node=gpus_per_node, micro_batches=micro_batches,
         model_type=model_type, engine=_path(engine), disagg=disagg_text,
         prefill_tp=None if prefill_tp is None else _list(prefill_tp),
-        decode_tp=None if decode_tp is None else _list(decode_tp))
+        decode_tp=None if decode_tp is None else _list(decode_tp), lengths=lengths)
     result["points"] = _table(result["points"])
     return result
 
