@@ -348,17 +348,17 @@ std::vector<const DeviceData*> FamilyOf(const std::map<std::string, DeviceData>&
 // A group too small for k-fold cross-validation (fewer than 10·k samples) is fitted with the
 // same class and variant's samples on the devices of its fit family (DeviceProfile::
 // fit_family: one die's SM, so one set of efficiencies, each sample timed on its own device's
-// bandwidth and peaks). Seventeen to twenty-four samples fitting six parameters and a tile on one device
-// had put one Hopper SM's grouped GEMMs at 85 % of HBM bandwidth on H100 and 29 % on H200, so
-// that H200 was predicted slower than H100 where its tables measure it faster. `label` gains
-// "with DEVICES" when others join.
+// bandwidth and peaks). Seventeen to nineteen samples a device, fitting six parameters and a
+// tile alone, had put one Hopper SM's grouped GEMMs at 85 % of HBM bandwidth on H100 and 29 %
+// on H200, so that H200 was predicted slower than H100 where its tables measure it faster.
+// `label` gains "with DEVICES" when others join.
 struct FitSet {
   std::vector<Sample> samples;
   std::vector<DeviceRates> rates;
 };
 FitSet PooledSamples(const Group& group, const DeviceData& data,
                      std::span<const DeviceData* const> family, const CalibrateOptions& options,
-                     std::pair<int, std::string> key, std::string& label) {
+                     const std::pair<int, std::string>& key, std::string& label) {
   FitSet set;
   set.samples = group.samples;
   set.rates.assign(group.samples.size(), RatesOf(data.device));
