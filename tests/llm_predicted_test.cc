@@ -185,6 +185,28 @@ TEST(Dynamics, FixedLengthGroupsHoldTheirPrefillAndGrowWithLoad) {
   EXPECT_LE(f.group_size, 5.0);
 }
 
+// Prefill-first scheduling (SGLang's): a step with waiting prompts carries no decodes, so a
+// wave's prompts all run before any of its decodes, its requests finish on one step and the
+// next wave arrives whole — groups of C, where a scheduler that mixes prompts into decode steps
+// (vLLM's, TensorRT-LLM's) splits the wave by its budget. Eight 1000-token prompts, 2048 a step.
+TEST(Dynamics, PrefillFirstKeepsWholeWaves) {
+  for (int64_t c : {2, 4, 8}) {
+    ServingLoad load{c, 1000, 50, 1.0, true};
+    const DynamicsFigures mixed = FixedLengths(load, 2048, LinearClock());
+    load.prefill_first = true;
+    const DynamicsFigures first = FixedLengths(load, 2048, LinearClock());
+    EXPECT_DOUBLE_EQ(first.group_size, static_cast<double>(c)) << c;
+    if (c > 2) {
+      EXPECT_LT(mixed.group_size, static_cast<double>(c)) << c;
+    }
+    // The last prompt of a wave waits for all the others: mean TTFT at least half the wave's
+    // prefill, (C·I / budget) steps of at least 1 ms + 1 us a token.
+    const double prompts = static_cast<double>(c);
+    const double wave_s = std::ceil(prompts * 1000 / 2048) * 1e-3 + prompts * 1000e-6;
+    EXPECT_GE(first.ttft_s, 0.5 * wave_s) << c;
+  }
+}
+
 // ---- Predictions of real models ---------------------------------------------------------------
 
 struct Case {
