@@ -200,12 +200,11 @@ TEST(FitKernel, RobustToOutliers) {
   ExpectRecovered(fit, truth, 0.05);
 }
 
-TEST(FitAllReduce, RecoversKnownAlgorithms) {
+// All-reduce calls on H100 over 2, 4 and 8 GPUs and 512 .. 2^27 elements, timed by `truth`
+// (each call the fastest of its algorithms).
+std::vector<Sample> AllReduceSamples(const std::vector<CollectiveParams>& truth) {
   const device::Device h100 = *device::FindBuiltinDevice("h100-sxm");
   const DeviceRates rates = RatesOf(h100);
-  const std::vector<CollectiveParams> truth = {
-      {KernelClass::kAllReduce, Algorithm::kOneShot, 3e-6, 3e-7, 0.30, {}},
-      {KernelClass::kAllReduce, Algorithm::kTwoShot, 9e-6, 6e-7, 0.55, {}}};
   std::vector<Sample> samples;
   int line = 0;
   for (int gpus : {2, 4, 8}) {
@@ -217,20 +216,43 @@ TEST(FitAllReduce, RecoversKnownAlgorithms) {
       r.values = {{"num_gpus", std::to_string(gpus)}, {"message_size", std::to_string(elems)}};
       std::string why;
       auto s = MakeSample(r, h100, &why);
-      ASSERT_TRUE(s.has_value() && s->has_value()) << why;
+      EXPECT_TRUE(s.has_value() && s->has_value()) << why;
       (*s)->measured_s = SampleTime(**s, truth, rates);
       samples.push_back(std::move(**s));
     }
   }
-  const Algorithm algorithms[] = {Algorithm::kOneShot, Algorithm::kTwoShot};
-  const auto fit = FitAllReduce(samples, algorithms, {}, rates, {});
-  ASSERT_EQ(fit.size(), 2u);
-  for (size_t a = 0; a < 2; ++a) {
+  return samples;
+}
+
+void ExpectAlgorithmsRecovered(const std::vector<CollectiveParams>& truth,
+                               std::span<const Algorithm> algorithms) {
+  const DeviceRates rates = RatesOf(*device::FindBuiltinDevice("h100-sxm"));
+  const auto fit = FitAllReduce(AllReduceSamples(truth), algorithms, {}, rates, {});
+  ASSERT_EQ(fit.size(), truth.size());
+  for (size_t a = 0; a < truth.size(); ++a) {
+    EXPECT_EQ(fit[a].algorithm, truth[a].algorithm);
     EXPECT_NEAR(fit[a].latency_s, truth[a].latency_s, 0.03 * truth[a].latency_s);
     EXPECT_NEAR(fit[a].bandwidth_efficiency, truth[a].bandwidth_efficiency,
                 0.03 * truth[a].bandwidth_efficiency);
   }
   EXPECT_LT(fit[0].fit.median_abs_error, 0.01);
+}
+
+TEST(FitAllReduce, RecoversKnownAlgorithms) {
+  const Algorithm algorithms[] = {Algorithm::kOneShot, Algorithm::kTwoShot};
+  ExpectAlgorithmsRecovered({{KernelClass::kAllReduce, Algorithm::kOneShot, 3e-6, 3e-7, 0.30, {}},
+                             {KernelClass::kAllReduce, Algorithm::kTwoShot, 9e-6, 6e-7, 0.55, {}}},
+                            algorithms);
+}
+
+// NCCL on an NVSwitch part (nccl_nvls): the ring wins on two GPUs (NVLS moves the same bytes
+// there, at a lower efficiency), NVLS on four and eight (the switch reduces: n/(2(n − 1)) of
+// the ring's bytes); both are recovered from the calls' minimum.
+TEST(FitAllReduce, RecoversRingAndNvls) {
+  const Algorithm algorithms[] = {Algorithm::kRing, Algorithm::kNvls};
+  ExpectAlgorithmsRecovered({{KernelClass::kAllReduce, Algorithm::kRing, 5e-6, 2e-6, 0.70, {}},
+                             {KernelClass::kAllReduce, Algorithm::kNvls, 12e-6, 5e-7, 0.60, {}}},
+                            algorithms);
 }
 
 TEST(ErrorStats, NearestRankPercentiles) {

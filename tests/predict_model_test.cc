@@ -254,6 +254,52 @@ TEST(PredictStep, NeverBelowTheRooflineOnRealStepGraphs) {
   EXPECT_GT(checked, 300u);
 }
 
+// NCCL's NVLS parameters (DeviceProfile::nccl_nvls) are used on the device they were fitted on
+// only: H100 NVL and H100 PCIe, served by the H100 SXM entry through applies_to, have no NVLink
+// switch, and their all-reduces take the other algorithms — the same times as a profile with no
+// nvls at all — while on H100 SXM NVLS is in the minimum (here made cheap, so it wins).
+TEST(PredictStep, NvlsOnlyOnTheDeviceItWasFittedOn) {
+  const EngineProfile shipped = **FindBuiltinProfile("trtllm");
+  EngineProfile cheap = shipped, none = shipped;
+  for (EngineProfile* p : {&cheap, &none}) {
+    for (DeviceProfile& d : p->devices) {
+      if (d.device != "h100-sxm") continue;
+      std::erase_if(d.collectives,
+                    [](const CollectiveParams& c) { return c.algorithm == Algorithm::kNvls; });
+      if (p == &none) continue;
+      CollectiveParams nvls;
+      nvls.cls = KernelClass::kAllReduce;
+      nvls.algorithm = Algorithm::kNvls;
+      nvls.latency_s = 1e-6;
+      nvls.bandwidth_efficiency = 1.0;
+      d.collectives.push_back(nvls);
+    }
+  }
+  const auto& [name, g] = Graphs()[3];  // llama-3.1-8b at tp 2
+  ASSERT_EQ(name, "llama-3.1-8b tp2");
+  for (const char* id : {"h100-sxm", "h100-nvl", "h100-pcie"}) {
+    const device::Device& dev = Device(id);
+    auto ledger = cost::BuildLedger(g.graph, Prefill(1, 4096));
+    ASSERT_TRUE(ledger.has_value());
+    auto roof = roofline::Estimate(g.graph, *ledger, dev);
+    ASSERT_TRUE(roof.has_value());
+    auto with = PredictStep(g.graph, *ledger, *roof, dev, cheap);
+    auto without = PredictStep(g.graph, *ledger, *roof, dev, none);
+    ASSERT_TRUE(with && without) << id;
+    size_t collectives = 0;
+    for (size_t i = 0; i < g.graph.nodes.size(); ++i) {
+      if (with->node_class[i] != KernelClass::kAllReduce) continue;
+      ++collectives;
+      if (std::string(id) == "h100-sxm") {
+        EXPECT_LT(with->node_time_s[i], without->node_time_s[i]) << id << " " << g.graph.nodes[i].name;
+      } else {
+        EXPECT_DOUBLE_EQ(with->node_time_s[i], without->node_time_s[i]) << id;
+      }
+    }
+    EXPECT_GT(collectives, 0u) << id;
+  }
+}
+
 // A longer context or a larger batch never predicts a shorter decode step (more KV bytes,
 // more rows), for every fitted engine on its devices.
 TEST(PredictStep, DecodeStepGrowsWithContextAndBatch) {

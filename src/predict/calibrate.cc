@@ -266,23 +266,32 @@ void AddResiduals(std::span<const Sample> samples, const std::string& device,
   }
 }
 
+// NCCL's rows: the ring, and where the entry says NCCL runs NVLS there (nccl_nvls), the ring
+// and nvls, each call the faster of the two (NCCL's tuner picks NVLS for large all-reduces on
+// NVSwitch systems with NVLink SHARP). The engine's own kernels then fit with these in the
+// minimum.
 void FitAllReduceRows(DeviceData& data, DeviceProfile& entry, const CalibrateOptions& options,
                       std::vector<FitRow>& rows, std::vector<Residual>& residuals) {
   const DeviceRates rates = RatesOf(data.device);
   if (rates.interconnect_bytes_per_s <= 0) return;
   std::vector<CollectiveParams> ring;
   if (data.nccl.size() >= options.min_samples) {
-    const Algorithm alg[] = {Algorithm::kRing};
+    static constexpr Algorithm kRingOnly[] = {Algorithm::kRing};
+    static constexpr Algorithm kRingAndNvls[] = {Algorithm::kRing, Algorithm::kNvls};
+    const std::span<const Algorithm> alg =
+        entry.nccl_nvls ? std::span<const Algorithm>(kRingAndNvls) : std::span<const Algorithm>(kRingOnly);
     ring = FitAllReduce(data.nccl, alg, {}, rates, options.fit);
-    rows.push_back({data.device.name, "all_reduce", "nccl: ring", ring.front().fit,
-                    RooflineMedian(data.nccl)});
+    rows.push_back({data.device.name, "all_reduce", entry.nccl_nvls ? "nccl: ring, nvls" : "nccl: ring",
+                    ring.front().fit, RooflineMedian(data.nccl)});
   }
   std::vector<CollectiveParams> fitted = ring;
   if (data.custom.size() >= options.min_samples) {
     const Algorithm alg[] = {Algorithm::kOneShot, Algorithm::kTwoShot};
     std::vector<CollectiveParams> custom = FitAllReduce(data.custom, alg, ring, rates, options.fit);
     rows.push_back({data.device.name, "all_reduce",
-                    ring.empty() ? "one_shot, two_shot" : "one_shot, two_shot, ring",
+                    ring.empty()      ? "one_shot, two_shot"
+                    : entry.nccl_nvls ? "one_shot, two_shot, ring, nvls"
+                                      : "one_shot, two_shot, ring",
                     custom.front().fit, RooflineMedian(data.custom)});
     fitted.insert(fitted.end(), custom.begin(), custom.end());
   }

@@ -268,6 +268,9 @@ void StepPredictor::FillParams(size_t i, const std::string& label) {
 // link), said in a note.
 void StepPredictor::FillCollectives(Node& n, const std::string& label) {
   for (const CollectiveParams& c : device_profile_->collectives) {
+    // NVLS needs the NVLink switches of the device it was fitted on (DeviceProfile::
+    // nccl_nvls): a family member served through applies_to takes the other algorithms.
+    if (c.algorithm == Algorithm::kNvls && !own_device_) continue;
     if (c.cls == n.cls) n.algorithms.push_back(&c);
   }
   if (!n.algorithms.empty()) return;
@@ -286,6 +289,7 @@ Result<void> StepPredictor::Build(const device::Device& device) {
   auto entry = FindDeviceProfile(profile_, device);
   if (!entry) return std::unexpected(entry.error());
   device_profile_ = *entry;
+  own_device_ = device_profile_->device == device.name;
   rates_ = RatesOf(device);
   const std::string label = "engine '" + profile_.engine + "' on '" + device.name + "'";
   // The grouped_gemm parameters predictions use (the defaults, or a selected alternative's,

@@ -117,6 +117,7 @@ class StepPredictor {
   // not compared per node).
   const bool fp16_mma_;
   const DeviceProfile* device_profile_ = nullptr;
+  bool own_device_ = false;  // the device is the entry's own (not an applies_to member)
   // The device's grouped_gemm parameters were fitted to whole fused-MoE calls, so the parts
   // of the call the profile names (EngineProfile::moe_call) are inside their time.
   bool moe_call_fitted_ = false;

@@ -428,6 +428,7 @@ std::optional<Error> ReadDevice(element v, const std::string& outer, DeviceProfi
   r.Field("device", true, r.String("device", true, d.device));
   r.Field("applies_to", false, r.Strings("applies_to", d.applies_to));
   r.Field("fit_family", false, r.String("fit_family", true, d.fit_family));
+  r.Field("nccl_nvls", false, r.Bool("nccl_nvls", d.nccl_nvls));
   r.Field("basis", true, r.String("basis", true, d.basis));
   r.Field("source", true, r.String("source", true, d.source));
   r.Field("chunked_prefill_tokens", false,
@@ -717,8 +718,13 @@ Result<const DeviceProfile*> FindDeviceProfile(const EngineProfile& profile,
     if (d.device == "*") return &d;
   }
   if (profile.transparent) {
-    static const DeviceProfile kTransparent{"*", {}, "derived", "transparent profile", 0,
-                                            {},  {}, {}, {}, {}};
+    static const DeviceProfile kTransparent = [] {
+      DeviceProfile d;
+      d.device = "*";
+      d.basis = "derived";
+      d.source = "transparent profile";
+      return d;
+    }();
     return &kTransparent;
   }
   std::string known;
@@ -829,6 +835,7 @@ std::string DeviceJson(const DeviceProfile& d) {
   std::string s = "    {\"device\": " + Quote(d.device) + ",\n";
   if (!d.applies_to.empty()) s += "     \"applies_to\": " + StringList(d.applies_to) + ",\n";
   if (!d.fit_family.empty()) s += "     \"fit_family\": " + Quote(d.fit_family) + ",\n";
+  if (d.nccl_nvls) s += "     \"nccl_nvls\": true,\n";
   s += "     \"basis\": " + Quote(d.basis) + ",\n     \"source\": " + Quote(d.source) + ",\n";
   if (d.chunked_prefill_tokens > 0) {
     s += "     \"chunked_prefill_tokens\": " + std::to_string(d.chunked_prefill_tokens) + ",\n";

@@ -139,6 +139,11 @@ struct DeviceProfile {
   // together with the family's other devices' samples of that class and variant, each timed
   // on its own device (read by calibration only; "" : none).
   std::string fit_family;
+  // NCCL runs NVLS (NVLink SHARP: the switch reduces) for all-reduce on this device: its NCCL
+  // rows are fitted with the ring and nvls, the faster chosen per message (calibration), and
+  // predictions use the fitted nvls on this entry's own device only — a family member served
+  // through applies_to (a PCIe or NVLink-bridge part) takes the ring.
+  bool nccl_nvls = false;
   // The alternative whose kernels SelectImplementation put in place of the defaults here; ""
   // when none was selected or this entry has no kernels of the one selected (not serialized).
   std::string implementation;
