@@ -148,7 +148,8 @@ DynamicsFigures FixedLengths(const ServingLoad& load, int64_t chunk_tokens, cons
   // A replacement arrives as its predecessor's step ends; under overlap scheduling the next
   // step was formed without it.
   const int64_t missed = load.overlapped && C > 1 ? 1 : 0;
-  // The window measured: the requests of the three waves after the first (ids C .. 4C − 1).
+  // The window measured: the requests of the three waves after the first (ids C .. 4C − 1, at
+  // least eight).
   const int64_t window_begin = C, window_end = C + std::max<int64_t>(3 * C, 8);
   std::vector<Flight> live(static_cast<size_t>(C));
   int64_t next_id = 0, step = 0;
@@ -162,7 +163,7 @@ DynamicsFigures FixedLengths(const ServingLoad& load, int64_t chunk_tokens, cons
     f.eligible_step = f.id < C ? 0 : step + missed;
   };
   for (Flight& f : live) arrive(f);
-  double ttft = 0, e2e = 0, tpot = 0, prefill = 0, queue = 0;
+  double ttft = 0, e2e = 0, tpot = 0, prefill = 0;
   int64_t measured = 0;
   std::map<double, int64_t> arrivals;  // the window's arrival instants and their counts
   double seqs_sum = 0, seqs_sq = 0;    // Σ D and Σ D² over decode-carrying steps, measured
@@ -172,7 +173,6 @@ DynamicsFigures FixedLengths(const ServingLoad& load, int64_t chunk_tokens, cons
       ttft += first;
       e2e += whole;
       prefill += f.prefill_s;
-      queue += first - f.prefill_s;
       if (load.gen_len > 1) tpot += (whole - first) / static_cast<double>(load.gen_len - 1);
       ++arrivals[f.arrival_s];
       ++measured;
@@ -262,7 +262,7 @@ DynamicsFigures FixedLengths(const ServingLoad& load, int64_t chunk_tokens, cons
   out.ttft_s = ttft / n;
   out.e2e_s = e2e / n;
   out.prefill_s = prefill / n;
-  out.queue_s = queue / n;
+  out.queue_s = out.ttft_s - out.prefill_s;  // waiting: the running steps and the others' prompts
   out.decode_seqs = seqs_sum > 0 ? seqs_sq / seqs_sum : 1.0;
   const double decode_s = Lerp(clock.decode, out.decode_seqs);
   out.tpot_s = load.gen_len > 1 ? tpot / n : decode_s / load.tokens_per_step;

@@ -123,9 +123,9 @@ DynamicsFigures Aggregated(const ServingLoad& load, const Composition& c, const 
 // waiting prompts' tokens up to the budget K (decodes count in it; without chunked prefill,
 // whole prompts only); under prefill_first a step with waiting prompts carries only them, the
 // decodes waiting (so every wave's prompts run before any of its decodes and the waves stay
-// whole); a prompt finishing in a
-// step gives its first token then, decodes Z = (O − 1) / tokens_per_step steps, and is replaced
-// at once (under overlap scheduling the replacement misses the step already formed). Steps
+// whole); a prompt finishing in a step gives its first token then, decodes
+// Z = (O − 1) / tokens_per_step steps, and is replaced at once (under overlap scheduling the
+// replacement misses the step already formed). Steps
 // with several prompts are timed as one chunk of their tokens (Compose's approximation). The
 // figures are the means over the requests of a window after the first wave, the loop's
 // repeating pattern: TTFT = first token − arrival, TPOT = (e2e − TTFT) / (O − 1).

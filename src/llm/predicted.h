@@ -209,19 +209,10 @@ struct DisaggWorkers {
 // Predict's figures: the static step of `workload` (step_time_s, tokens_per_s; prefill:
 // ttft_s and its floor) and, with workload.gen_len, the whole request under the serving
 // dynamics (ttft_s, tpot_s, e2e_s, tokens_per_s, their floors; `modes`: --disagg,
-// --speculative). `node_stage`: the stage whose per-node times to keep in node_time_s (the
+// --speculative, --lengths). `node_stage`: the stage whose per-node times to keep in node_time_s (the
 // report's busiest stage); nullopt keeps none (the cheaper call for a planner).
 // Errors name the option: --engine without a profile for the device, --speculative on a model
 // without MTP modules, --disagg over a link the device has no figure for.
-// Whether `engine` (as --engine names it; nullopt: the device's default) predicts on
-// `device`: an error where the engine does not resolve at all (an unknown id, a bad profile
-// file, an implementation it does not offer); the reason it cannot predict this device (no
-// entry for it; ENGINE:NAME's kernels not fitted there), in the words ServingPredictor::Make
-// would refuse it with; nullopt where it can. For a grid over devices (a sweep) that lists
-// the devices an engine cannot take rather than failing on the first.
-Result<std::optional<std::string>> EngineCannotPredict(const std::optional<std::string>& engine,
-                                                       const device::Device& device);
-
 class ServingPredictor {
  public:
   // `shared`: stage predictors to share with other deployments (nullptr: its own).
@@ -256,6 +247,15 @@ class ServingPredictor {
   explicit ServingPredictor(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
+
+// Whether `engine` (as --engine names it; nullopt: the device's default) predicts on
+// `device`: an error where the engine does not resolve at all (an unknown id, a bad profile
+// file, an implementation it does not offer); the reason it cannot predict this device (no
+// entry for it; ENGINE:NAME's kernels not fitted there), in the words ServingPredictor::Make
+// would refuse it with; nullopt where it can. For a grid over devices (a sweep) that lists
+// the devices an engine cannot take rather than failing on the first.
+Result<std::optional<std::string>> EngineCannotPredict(const std::optional<std::string>& engine,
+                                                       const device::Device& device);
 
 // The prediction of `evaluation` (Evaluate of `workload` on `serving`): a ServingPredictor
 // made for it, its node times those of the evaluation's busiest stage. Errors name the option:
