@@ -360,18 +360,17 @@ std::vector<const DeviceData*> FamilyOf(const std::map<std::string, DeviceData>&
 // bandwidth and peaks). Seventeen to nineteen samples a device, fitting six parameters and a
 // tile alone, had put one Hopper SM's grouped GEMMs at 85 % of HBM bandwidth on H100 and 29 %
 // on H200, so that H200 was predicted slower than H100 where its tables measure it faster.
-// `label` gains "with DEVICES" when others join.
+// `label` gains "with DEVICES" when others join; nullopt when the group is fitted alone.
 struct FitSet {
   std::vector<Sample> samples;
   std::vector<DeviceRates> rates;
 };
-FitSet PooledSamples(const Group& group, const DeviceData& data,
-                     std::span<const DeviceData* const> family, const CalibrateOptions& options,
-                     const std::pair<int, std::string>& key, std::string& label) {
+std::optional<FitSet> PooledSamples(const Group& group, const DeviceData& data,
+                                    std::span<const DeviceData* const> family,
+                                    const CalibrateOptions& options,
+                                    const std::pair<int, std::string>& key, std::string& label) {
+  if (group.samples.size() >= 10 * size_t{std::max(options.fit.folds, 1u)}) return std::nullopt;
   FitSet set;
-  set.samples = group.samples;
-  set.rates.assign(group.samples.size(), RatesOf(data.device));
-  if (group.samples.size() >= 10 * size_t{std::max(options.fit.folds, 1u)}) return set;
   std::string with;
   for (const DeviceData* other : family) {
     const auto it = other->kernels.find(key);
@@ -380,7 +379,10 @@ FitSet PooledSamples(const Group& group, const DeviceData& data,
     set.rates.insert(set.rates.end(), it->second.samples.size(), RatesOf(other->device));
     with += (with.empty() ? "" : ", ") + other->device.name;
   }
-  if (!with.empty()) label += " with " + with;
+  if (with.empty()) return std::nullopt;
+  set.samples.insert(set.samples.begin(), group.samples.begin(), group.samples.end());
+  set.rates.insert(set.rates.begin(), group.samples.size(), RatesOf(data.device));
+  label += " with " + with;
   return set;
 }
 
@@ -396,8 +398,10 @@ void FitKernelGroups(DeviceData& data, std::span<const DeviceData* const> family
               data.device.name + ": too few measurements to fit"] += group.samples.size();
       continue;
     }
-    const FitSet set = PooledSamples(group, data, family, options, key, label);
-    KernelParams k = FitKernel(set.samples, set.rates, group.cls, group.variant, options.fit);
+    const std::optional<FitSet> pooled = PooledSamples(group, data, family, options, key, label);
+    KernelParams k =
+        pooled ? FitKernel(pooled->samples, pooled->rates, group.cls, group.variant, options.fit)
+               : FitKernel(group.samples, group.cls, group.variant, rates, options.fit);
     k.implementation = implementation;
     out.rows.push_back({data.device.name, std::string(KernelClassName(group.cls)), label, k.fit,
                         RooflineMedian(group.samples)});
