@@ -58,6 +58,7 @@ KernelInput Gemm(double m, double n, double k) {
   in.bytes = 2 * (m * k + n * k + m * n);  // bf16 x, w, y once each
   in.shape.m = m;
   in.shape.n = n;
+  in.shape.k = k;
   return in;
 }
 
@@ -72,6 +73,28 @@ TEST(KernelTime, ClosedFormWithoutTiles) {
   // Efficiency 1, no overhead, full overlap: exactly the roofline.
   const KernelParams ideal = Params(KernelClass::kGemm, 0, 1, 1, 1);
   EXPECT_DOUBLE_EQ(KernelTime(in, ideal, r), std::max(in.bytes / 3.35e12, in.flops / 989.4e12));
+}
+
+// The depth term: a tile of depth K spends (K + k_overhead) / K of its MMA time; memory time
+// (the operands streamed) is not stretched, nor is a GEMM whose K is unknown.
+TEST(KernelTime, DepthOverheadStretchesTheMmaTimeOnly) {
+  const DeviceRates r = RatesOf(Device("h100-sxm"));
+  KernelParams p = Params(KernelClass::kGemm, 0, 0.8, 0.6, 1);
+  p.k_overhead = 256;
+  EXPECT_DOUBLE_EQ(DepthEfficiency(256, 256), 0.5);
+  EXPECT_DOUBLE_EQ(DepthEfficiency(0, 256), 1.0);
+  EXPECT_DOUBLE_EQ(DepthEfficiency(4096, 0), 1.0);
+  // Compute-bound (M = N = 8192): two 128-deep k-steps and as much again outside the loop.
+  const KernelInput small_k = Gemm(8192, 8192, 256);
+  EXPECT_DOUBLE_EQ(KernelTime(small_k, p, r), small_k.flops / (0.6 * 0.5 * 989.4e12));
+  const KernelInput deep = Gemm(8192, 8192, 8192);
+  EXPECT_DOUBLE_EQ(KernelTime(deep, p, r), deep.flops / (0.6 * (8192.0 / 8448.0) * 989.4e12));
+  // Memory-bound (one row): the weights' stream alone, whatever the depth.
+  const KernelInput row = Gemm(1, 8192, 256);
+  EXPECT_DOUBLE_EQ(KernelTime(row, p, r), row.bytes / (0.8 * 3.35e12));
+  KernelInput unknown = small_k;
+  unknown.shape.k = 0;
+  EXPECT_DOUBLE_EQ(KernelTime(unknown, p, r), unknown.flops / (0.6 * 989.4e12));
 }
 
 TEST(TileAndWave, GemmTilesAndWavesInClosedForm) {

@@ -62,6 +62,10 @@ TEST(BuiltinProfiles, ParametersArePhysical) {
         EXPECT_LT(k.overhead_s, 1e-3) << where;  // a kernel's fixed cost is microseconds
         EXPECT_GE(k.overlap, 0.0) << where;
         EXPECT_LE(k.overlap, 1.0) << where;
+        // The depth term: GEMM classes only, at most 16 k-steps of 128 (the fit's bound).
+        const bool gemm = k.cls == KernelClass::kGemm || k.cls == KernelClass::kGroupedGemm;
+        EXPECT_GE(k.k_overhead, 0.0) << where;
+        EXPECT_LE(k.k_overhead, gemm ? 2048.0 : 0.0) << where;
         if (k.fit.samples > 0) {
           EXPECT_LE(k.fit.median_abs_error, k.fit.p90_abs_error) << where;
         }
@@ -298,6 +302,16 @@ TEST(ParseEngineProfile, ValidProfileLoads) {
   ASSERT_TRUE(p.has_value()) << p.error().message;
   EXPECT_EQ(p->devices[0].kernels[0].overhead_s, 2e-6);
   EXPECT_EQ(p->devices[0].kernels[0].compute_efficiency, 1.0);  // optional, default 1
+  EXPECT_EQ(p->devices[0].kernels[0].k_overhead, 0.0);          // optional: no depth term
+  auto deep = ParseEngineProfile(
+      Profile(R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8, "k_overhead": 256)"), "p.json");
+  ASSERT_TRUE(deep.has_value()) << deep.error().message;
+  EXPECT_EQ(deep->devices[0].kernels[0].k_overhead, 256.0);
+  auto negative = ParseEngineProfile(
+      Profile(R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8, "k_overhead": -1)"), "p.json");
+  ASSERT_FALSE(negative.has_value());
+  EXPECT_NE(negative.error().message.find("field 'k_overhead'"), std::string::npos)
+      << negative.error().message;
   // The request path and the prefill graphs are optional: a profile without them keeps the
   // steps' behaviour (no request path, prompt steps with graphs, the recipe's MMA class).
   EXPECT_EQ(p->overheads.request_s, 0.0);

@@ -184,10 +184,16 @@ double SampleTime(const Sample& s, std::span<const CollectiveParams> algorithms,
 namespace {
 
 // θ = (log overhead_s, logit bandwidth_eff, logit compute_eff, logit overlap, logit wave_exp,
-//      log wave_latency_s).
-constexpr size_t kKernelParams = 6;
+//      log wave_latency_s, logit k_overhead / kMaxKOverhead). The depth term starts at 16
+// elements of K (a few per cent at K = 512, under 1 % from K = 2048) and only samples whose K
+// varies, down to a few k-steps, move it; classes without a K (attention, memory) leave it at
+// the start, where it means nothing. It is bounded by 16 k-steps of 128: a deep operand
+// pipeline's fill plus the output tile's store; beyond that the fit would be using the term
+// to tell shapes apart for some other reason.
+constexpr size_t kKernelParams = 7;
+constexpr double kMaxKOverhead = 2048;
 constexpr std::array<double, kKernelParams> kKernelStart = {
-    -12.206, 0.8473, 0.4055, 0.0, 0.0, -15.425};  // 5 µs, 0.70, 0.60, 0.5, 0.5, 0.2 µs
+    -12.206, 0.8473, 0.4055, 0.0, 0.0, -15.425, -4.8442};  // 5 µs, 0.70, 0.60, 0.5, 0.5, 0.2 µs, 16
 
 KernelParams FromTheta(std::span<const double> t, KernelClass cls, const std::string& variant,
                        int64_t tile_m, int64_t tile_n) {
@@ -200,6 +206,8 @@ KernelParams FromTheta(std::span<const double> t, KernelClass cls, const std::st
   k.overlap = Logistic(t[3]);
   k.wave_exponent = Logistic(t[4]);
   k.wave_latency_s = std::exp(t[5]);
+  // Only GEMM classes read a depth (KernelShape::k); elsewhere the parameter is left out.
+  k.k_overhead = cls == KernelClass::kGemm || cls == KernelClass::kGroupedGemm ? kMaxKOverhead * Logistic(t[6]) : 0;
   k.tile_m = tile_m;
   k.tile_n = tile_n;
   return k;
@@ -207,7 +215,7 @@ KernelParams FromTheta(std::span<const double> t, KernelClass cls, const std::st
 
 // The samples' shape factors under one tile choice, flattened part by part.
 struct Prepared {
-  std::vector<double> bytes, flops, peak, tile_eff, log_wave, waves;
+  std::vector<double> bytes, flops, peak, tile_eff, log_wave, waves, depth_k;
   std::vector<uint32_t> first_part;  // per sample, index of its first part; plus the end
   std::vector<double> log_measured;
 };
@@ -230,6 +238,7 @@ Prepared Prepare(std::span<const Sample> samples, int64_t tile_m, int64_t tile_n
       p.tile_eff.push_back(tw.tile_eff);
       p.log_wave.push_back(std::log(std::max(tw.wave_eff, 1e-9)));
       p.waves.push_back(tw.waves);
+      p.depth_k.push_back(in.shape.k);
     }
   }
   p.first_part.push_back(static_cast<uint32_t>(p.bytes.size()));
@@ -241,12 +250,15 @@ Prepared Prepare(std::span<const Sample> samples, int64_t tile_m, int64_t tile_n
 double LogPredicted(const Prepared& p, size_t i, std::span<const double> t) {
   const double t0 = std::exp(t[0]), eta_m = Logistic(t[1]), eta_c = Logistic(t[2]);
   const double overlap = Logistic(t[3]), gamma = Logistic(t[4]), wave_s = std::exp(t[5]);
+  const double k_overhead = kMaxKOverhead * Logistic(t[6]);
   double total = 0;
   for (uint32_t k = p.first_part[i]; k < p.first_part[i + 1]; ++k) {
+    const double depth = DepthEfficiency(p.depth_k[k], k_overhead);
     const double memory_s = p.bytes[k] / eta_m;
     const double compute_s =
         p.flops[k] > 0 && p.peak[k] > 0
-            ? p.flops[k] / (eta_c * p.tile_eff[k] * std::exp(gamma * p.log_wave[k]) * p.peak[k])
+            ? p.flops[k] /
+                  (eta_c * depth * p.tile_eff[k] * std::exp(gamma * p.log_wave[k]) * p.peak[k])
             : 0.0;
     total += t0 + std::max({memory_s, compute_s, p.waves[k] * wave_s}) +
              (1 - overlap) * std::min(memory_s, compute_s);

@@ -113,6 +113,10 @@ TileWave TileAndWave(const KernelInput& in, int64_t tile_m, int64_t tile_n,
           tiling.tiles > 0 ? WaveEfficiency(tiling.tiles, compute_units) : 1.0, waves};
 }
 
+double DepthEfficiency(double k, double k_overhead) {
+  return k > 0 && k_overhead > 0 ? k / (k + k_overhead) : 1.0;
+}
+
 double ShapeEfficiency(const TileWave& tw, const KernelParams& p) {
   const double wave = p.wave_exponent > 0 ? std::pow(tw.wave_eff, p.wave_exponent) : 1.0;
   return std::clamp(tw.tile_eff * wave, 1e-6, 1.0);
@@ -121,13 +125,14 @@ double ShapeEfficiency(const TileWave& tw, const KernelParams& p) {
 double KernelTimeWithShape(const KernelInput& in, const KernelParams& p, const DeviceRates& rates,
                            const TileWave& tw) {
   const double shape_efficiency = ShapeEfficiency(tw, p);
+  const double depth = DepthEfficiency(in.shape.k, p.k_overhead);
   const double memory_s = in.bytes / (p.bandwidth_efficiency * rates.dram_bytes_per_s);
   // As the roofline: an MMA operand's class, else the vector units.
   const MmaClass cls = in.mma_class != MmaClass::kNone ? in.mma_class : MmaClass::kFp32;
   const double peak = rates.peak_flops_per_s[static_cast<int>(cls)];
   const double compute_s =
       in.flops > 0 && peak > 0
-          ? in.flops / (p.compute_efficiency * shape_efficiency * peak)
+          ? in.flops / (p.compute_efficiency * depth * shape_efficiency * peak)
           : 0.0;
   const double longer = std::max(memory_s, compute_s), shorter = std::min(memory_s, compute_s);
   const double waves_s = tw.waves * p.wave_latency_s;

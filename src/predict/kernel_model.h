@@ -16,14 +16,16 @@ namespace opscope::predict {
 
 // The shape a kernel class's tile and wave quantization reads; 0 where unknown (no
 // quantization is then applied).
-//   gemm           m rows, n output columns
-//   grouped_gemm   m rows per active expert, n output columns, groups = active experts
+//   gemm           m rows, n output columns, k the reduction depth
+//   grouped_gemm   m rows per active expert, n output columns, k the reduction depth,
+//                  groups = active experts
 //   *_decode       m = query rows per KV head (new tokens · heads per KV head),
 //                  groups = sequences · KV heads, keys = cached + new tokens per sequence
 //   *_prefill      m = new tokens per sequence, keys = cached tokens before them,
 //                  groups = sequences · query heads, causal
 struct KernelShape {
   double m = 0, n = 0;
+  double k = 0;  // GEMM classes: the reduction depth K (0: unknown, no depth term)
   double groups = 1;
   double keys = 0;
   bool causal = true;
@@ -68,6 +70,10 @@ TileWave TileAndWave(const KernelInput& in, int64_t tile_m, int64_t tile_n,
 
 // The factor that divides the compute rate: tile_eff · wave_eff^wave_exponent.
 double ShapeEfficiency(const TileWave& tw, const KernelParams& p);
+
+// The share of a tile's time its K loop streams: K / (K + k_overhead) (1 when K is unknown
+// or the parameter 0). See KernelParams::k_overhead.
+double DepthEfficiency(double k, double k_overhead);
 
 // Time of an MMA or memory kernel (KernelParams' formula). Never below the roofline time
 // max(bytes / bandwidth, FLOPs / peak) of the same inputs.

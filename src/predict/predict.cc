@@ -464,11 +464,13 @@ KernelInput StepPredictor::Describe(size_t index, const cost::NodeCost& cost,
   if (n.cls == KernelClass::kGemm) {
     in.shape.m = Rows(t0, d0);
     in.shape.n = t0.shape.empty() ? 0 : static_cast<double>(d0[t0.shape.size() - 1]);
+    in.shape.k = t1.shape.empty() ? 0 : static_cast<double>(d1[t1.shape.size() - 1]);
   } else if (n.cls == KernelClass::kGroupedGemm) {
     if (t1.shape.size() == 3 && n.top_k > 0) {
       ExpertShape(Rows(t0, d0), static_cast<double>(d1[0]), static_cast<double>(d1[1]),
                   static_cast<double>(n.top_k), static_cast<double>(n.experts_total),
                   gn.op == OpKind::kExpertDown, in.shape);
+      in.shape.k = static_cast<double>(d1[2]);
     }
   } else if (t1.shape.size() == 4 && d1[0] > 0 && n.heads > 0) {
     const AttentionDims a{static_cast<double>(d1[0]), static_cast<double>(d1[1]),

@@ -16,7 +16,8 @@
 //                 "source": "...", "chunked_prefill_tokens": 8192,   optional
 //                 "kernels": [{"class", "variant", "overhead_s", "bandwidth_efficiency",
 //                              "compute_efficiency", "overlap", "tile_m", "tile_n",
-//                              "wave_exponent", "wave_latency_s",
+//                              "wave_exponent", "wave_latency_s", "k_overhead" (optional,
+//                              default 0: GEMM classes' depth term),
 //                              "implementation" (optional: an alternative's kernels),
 //                              "fit": {...}}],
 //                 "collectives": [{"class", "algorithm", "latency_s", "latency_per_peer_s",
@@ -285,6 +286,7 @@ std::optional<Error> ReadKernel(element v, const std::string& context, KernelPar
   r.Field("tile_n", false, r.Integer("tile_n", 1, 4096, k.tile_n));
   r.Field("wave_exponent", false, r.Number("wave_exponent", 0, 1, false, k.wave_exponent));
   r.Field("wave_latency_s", false, r.Number("wave_latency_s", 0, 1, false, k.wave_latency_s));
+  r.Field("k_overhead", false, r.Number("k_overhead", 0, 65536, false, k.k_overhead));
   r.Field("implementation", false, r.String("implementation", true, k.implementation));
   r.Field("fit", false, [&](element f) { return ReadFit(f, context, k.fit); });
   if (auto error = r.Read(v)) return error;
@@ -800,6 +802,7 @@ std::string KernelJson(const KernelParams& k) {
                   ", \"tile_n\": " + std::to_string(k.tile_n) +
                   ", \"wave_exponent\": " + Num(k.wave_exponent) +
                   ", \"wave_latency_s\": " + Num(k.wave_latency_s);
+  if (k.k_overhead > 0) s += ", \"k_overhead\": " + Num(k.k_overhead);
   if (!k.implementation.empty()) s += ", \"implementation\": " + Quote(k.implementation);
   if (k.fit.samples > 0) s += ",\n         \"fit\": " + FitJson(k.fit);
   return s + "}";

@@ -69,9 +69,11 @@ struct FitStats {
 
 // One kernel class's parameters for one variant (docs/engines.md "Kernel model"):
 //   t = overhead_s + max(t_mem, t_mma, t_waves) + (1 − overlap) · min(t_mem, t_mma)
-//   t_mem = bytes / (bandwidth_efficiency · DRAM bytes/s)
-//   t_mma = FLOPs / (compute_efficiency · tile_eff · wave_eff^wave_exponent · peak[class])
+//   t_mem = bytes / (bandwidth_efficiency · depth_eff · DRAM bytes/s)
+//   t_mma = FLOPs / (compute_efficiency · depth_eff · tile_eff · wave_eff^wave_exponent ·
+//                    peak[class])
 //   t_waves = waves · wave_latency_s, waves = ceil(tiles / compute units)
+//   depth_eff = K / (K + k_overhead)   (GEMM classes with a known K; else 1)
 // Efficiencies are at most 1 and the overhead is non-negative, so t ≥ the node's roofline.
 struct KernelParams {
   KernelClass cls = KernelClass::kMemory;
@@ -83,6 +85,12 @@ struct KernelParams {
   int64_t tile_m = 1, tile_n = 1;     // 1: no tile quantization along that axis
   double wave_exponent = 0;           // 0: no wave quantization
   double wave_latency_s = 0;          // least time of one wave of tiles (CTAs)
+  // GEMM classes: the part of a tile's time spent outside its K loop (filling the operand
+  // pipeline before the first MMA, writing the output tile and its scales after the last),
+  // counted in elements of K: a tile of depth K takes (K + k_overhead) / K of the time its
+  // streams need. Negligible for K in the thousands; a down projection of K = 256 (a
+  // 2048-wide expert over 8 GPUs: two 128-deep k-steps) spends about half its time there.
+  double k_overhead = 0;
   // "": the engine's default implementation of the class; else the name of an alternative the
   // engine can be configured to run (KernelSource::implementation), used only when selected
   // (--engine ENGINE:NAME, SelectImplementation).
