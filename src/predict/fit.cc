@@ -207,7 +207,8 @@ KernelParams FromTheta(std::span<const double> t, KernelClass cls, const std::st
   k.wave_exponent = Logistic(t[4]);
   k.wave_latency_s = std::exp(t[5]);
   // Only GEMM classes read a depth (KernelShape::k); elsewhere the parameter is left out.
-  k.k_overhead = cls == KernelClass::kGemm || cls == KernelClass::kGroupedGemm ? kMaxKOverhead * Logistic(t[6]) : 0;
+  const bool gemm = cls == KernelClass::kGemm || cls == KernelClass::kGroupedGemm;
+  k.k_overhead = gemm ? kMaxKOverhead * Logistic(t[6]) : 0;
   k.tile_m = tile_m;
   k.tile_n = tile_n;
   return k;

@@ -69,7 +69,7 @@ struct FitStats {
 
 // One kernel class's parameters for one variant (docs/engines.md "Kernel model"):
 //   t = overhead_s + max(t_mem, t_mma, t_waves) + (1 − overlap) · min(t_mem, t_mma)
-//   t_mem = bytes / (bandwidth_efficiency · depth_eff · DRAM bytes/s)
+//   t_mem = bytes / (bandwidth_efficiency · DRAM bytes/s)
 //   t_mma = FLOPs / (compute_efficiency · depth_eff · tile_eff · wave_eff^wave_exponent ·
 //                    peak[class])
 //   t_waves = waves · wave_latency_s, waves = ceil(tiles / compute units)
@@ -87,9 +87,10 @@ struct KernelParams {
   double wave_latency_s = 0;          // least time of one wave of tiles (CTAs)
   // GEMM classes: the part of a tile's time spent outside its K loop (filling the operand
   // pipeline before the first MMA, writing the output tile and its scales after the last),
-  // counted in elements of K: a tile of depth K takes (K + k_overhead) / K of the time its
-  // streams need. Negligible for K in the thousands; a down projection of K = 256 (a
-  // 2048-wide expert over 8 GPUs: two 128-deep k-steps) spends about half its time there.
+  // counted in elements of K: a tile of depth K takes (K + k_overhead) / K of its MMA time
+  // (t_mma; the memory stream, fed by many tiles at once, is not stretched). Negligible for K
+  // in the thousands; a down projection of K = 256 (a 2048-wide expert over 8 GPUs: two
+  // 128-deep k-steps) spends about half its MMA time there at k_overhead = 256.
   double k_overhead = 0;
   // "": the engine's default implementation of the class; else the name of an alternative the
   // engine can be configured to run (KernelSource::implementation), used only when selected
