@@ -266,6 +266,15 @@ void AddResiduals(std::span<const Sample> samples, const std::string& device,
   }
 }
 
+// "one_shot, two_shot, ring": the algorithms of `params`, in order, for a fit report row.
+std::string AlgorithmList(std::span<const CollectiveParams> params) {
+  std::string out;
+  for (const CollectiveParams& c : params) {
+    out += (out.empty() ? "" : ", ") + std::string(AlgorithmName(c.algorithm));
+  }
+  return out;
+}
+
 // NCCL's rows: the ring, and where the entry says NCCL runs NVLS there (nccl_nvls), the ring
 // and nvls, each call the faster of the two (NCCL's tuner picks NVLS for large all-reduces on
 // NVSwitch systems with NVLink SHARP). The engine's own kernels then fit with these in the
@@ -278,21 +287,21 @@ void FitAllReduceRows(DeviceData& data, DeviceProfile& entry, const CalibrateOpt
   if (data.nccl.size() >= options.min_samples) {
     static constexpr Algorithm kRingOnly[] = {Algorithm::kRing};
     static constexpr Algorithm kRingAndNvls[] = {Algorithm::kRing, Algorithm::kNvls};
-    const std::span<const Algorithm> alg =
-        entry.nccl_nvls ? std::span<const Algorithm>(kRingAndNvls) : std::span<const Algorithm>(kRingOnly);
+    const std::span<const Algorithm> alg(entry.nccl_nvls ? std::span<const Algorithm>(kRingAndNvls)
+                                                         : std::span<const Algorithm>(kRingOnly));
     ring = FitAllReduce(data.nccl, alg, {}, rates, options.fit);
-    rows.push_back({data.device.name, "all_reduce", entry.nccl_nvls ? "nccl: ring, nvls" : "nccl: ring",
+    rows.push_back({data.device.name, "all_reduce", "nccl: " + AlgorithmList(ring),
                     ring.front().fit, RooflineMedian(data.nccl)});
   }
   std::vector<CollectiveParams> fitted = ring;
   if (data.custom.size() >= options.min_samples) {
     const Algorithm alg[] = {Algorithm::kOneShot, Algorithm::kTwoShot};
     std::vector<CollectiveParams> custom = FitAllReduce(data.custom, alg, ring, rates, options.fit);
-    rows.push_back({data.device.name, "all_reduce",
-                    ring.empty()      ? "one_shot, two_shot"
-                    : entry.nccl_nvls ? "one_shot, two_shot, ring, nvls"
-                                      : "one_shot, two_shot, ring",
-                    custom.front().fit, RooflineMedian(data.custom)});
+    // The row names every algorithm in the minimum: its own and NCCL's, held fixed.
+    std::vector<CollectiveParams> all = custom;
+    all.insert(all.end(), ring.begin(), ring.end());
+    rows.push_back({data.device.name, "all_reduce", AlgorithmList(all), custom.front().fit,
+                    RooflineMedian(data.custom)});
     fitted.insert(fitted.end(), custom.begin(), custom.end());
   }
   if (fitted.empty()) return;
@@ -369,7 +378,7 @@ std::optional<FitSet> PooledSamples(const Group& group, const DeviceData& data,
                                     std::span<const DeviceData* const> family,
                                     const CalibrateOptions& options,
                                     const std::pair<int, std::string>& key, std::string& label) {
-  if (group.samples.size() >= 10 * size_t{std::max(options.fit.folds, 1u)}) return std::nullopt;
+  if (group.samples.size() >= MinSamplesToCrossValidate(options.fit)) return std::nullopt;
   FitSet set;
   std::string with;
   for (const DeviceData* other : family) {

@@ -179,6 +179,14 @@ double SampleTime(const Sample& s, std::span<const CollectiveParams> algorithms,
   return t;
 }
 
+size_t MinSamplesToCrossValidate(const FitOptions& options) {
+  return 10 * size_t{std::max(options.folds, 1u)};
+}
+
+uint32_t FoldsFor(size_t samples, const FitOptions& options) {
+  return samples >= MinSamplesToCrossValidate(options) ? options.folds : 0;
+}
+
 // ---- Kernel classes -------------------------------------------------------------------------
 
 namespace {
@@ -345,7 +353,7 @@ KernelParams FitKernel(std::span<const Sample> samples, std::span<const DeviceRa
   }
   KernelParams result = FromTheta(best_theta, cls, variant, best_tile.first, best_tile.second);
   // k-fold cross-validation with the chosen tiles: refit on k−1 folds, predict the held-out.
-  const uint32_t folds = samples.size() >= 10 * size_t{std::max(options.folds, 1u)} ? options.folds : 0;
+  const uint32_t folds = FoldsFor(samples.size(), options);
   const Prepared p = Prepare(samples, best_tile.first, best_tile.second, rates);
   std::vector<double> predicted, measured;
   for (uint32_t f = 0; f < std::max(folds, 1u); ++f) {
@@ -436,7 +444,7 @@ std::vector<CollectiveParams> FitAllReduce(std::span<const Sample> samples,
   const std::vector<double> theta =
       FitCollectiveTheta(samples, all, algorithms, fixed, rates, start, options);
   std::vector<CollectiveParams> result = CollectivesFromTheta(theta, algorithms);
-  const uint32_t folds = samples.size() >= 10 * size_t{std::max(options.folds, 1u)} ? options.folds : 0;
+  const uint32_t folds = FoldsFor(samples.size(), options);
   std::vector<double> predicted, measured;
   for (uint32_t f = 0; f < std::max(folds, 1u); ++f) {
     const std::vector<size_t> train = folds > 1 ? FoldRows(samples.size(), folds, f, false) : all;

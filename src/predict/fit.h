@@ -28,6 +28,12 @@ struct FitOptions {
   int max_iterations = 60;
 };
 
+// The calls a fit needs before it is cross-validated: ten a fold (ten with no folds).
+size_t MinSamplesToCrossValidate(const FitOptions& options);
+// The folds a fit of `samples` calls is cross-validated with: options.folds from
+// MinSamplesToCrossValidate on, else 0 (too few to hold any out: the fit's error is in-sample).
+uint32_t FoldsFor(size_t samples, const FitOptions& options);
+
 // Minimises Σ ρ(r_i(θ)) + Σ_j (w·(θ_j − prior_j))² over θ, ρ the soft-L1 loss of scale c:
 // ρ(r) = 2c²(√(1 + (r/c)²) − 1). Deterministic.
 struct LeastSquares {
