@@ -206,21 +206,28 @@ TEST(Plan, CostAndEnergyPerPoint) {
 // Every point reproduces as `opscope llm` with its reproduce command: the same ttft_s and
 // tpot_s, to the last digit — llm's own (llm::Evaluate) with --engine roofline, llm.predicted's
 // (the same ServingPredictor) with an engine.
-void ExpectPointsEqualOpscopeLlm(const std::string& engine) {
+// `modes`: the plan's serving options (--disagg, or --lengths fixed, which every point's
+// reproduce command then carries).
+void ExpectPointsEqualOpscopeLlm(const std::string& engine,
+                                 const std::string& modes = " --disagg") {
+  const bool disagg_searched = modes == " --disagg";
+  const bool fixed = modes == " --lengths fixed";
   const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(
       "plan llama-3.1-8b --device h200 --gpus 8 --isl 2048 --osl 256 --ttft-ms 800 --tpot-ms 8 "
-      "--disagg --format json" + engine));
+      "--format json" + modes + engine));
   ASSERT_EQ(o.status, 0) << o.err;
   simdjson::dom::parser parser;
   simdjson::dom::element plan = parser.parse(o.out)["plan"];
   const bool predicted = std::string_view(plan["estimate"].get_string().value()) == "predicted";
   EXPECT_EQ(predicted, engine != " --engine roofline");
+  EXPECT_EQ(std::string_view(plan["lengths"].get_string().value()), fixed ? "fixed" : "varied");
   simdjson::dom::array front = plan["front"].get_array();
   ASSERT_GT(front.size(), 2u);
   size_t checked = 0, disagg = 0;
   for (simdjson::dom::element p : front) {
     std::string reproduce(p["reproduce"].get_string().value());
     const std::string mode(p["mode"].get_string().value());
+    EXPECT_EQ(reproduce.find(" --lengths fixed") != std::string::npos, fixed) << reproduce;
     // disagg: "<prefill command>  (prefill workers: ttft_s)  ;  <decode command>  (...)".
     std::vector<std::string> commands;
     for (size_t at = 0; !reproduce.empty();) {
@@ -266,13 +273,50 @@ void ExpectPointsEqualOpscopeLlm(const std::string& engine) {
     ++checked;
   }
   EXPECT_EQ(checked, front.size());
-  EXPECT_GT(disagg, 0u) << "the front has no disaggregated point to check";
+  if (disagg_searched) {
+    EXPECT_GT(disagg, 0u) << "the front has no disaggregated point to check";
+  } else {
+    EXPECT_EQ(disagg, 0u);
+  }
 }
 
 TEST(Plan, PointsEqualOpscopeLlm) { ExpectPointsEqualOpscopeLlm(" --engine roofline"); }
 
 // The device's default engine (vLLM on an H200) predicts the plan: llm.predicted's figures.
 TEST(Plan, PredictedPointsEqualOpscopeLlmPredicted) { ExpectPointsEqualOpscopeLlm(""); }
+
+// --lengths fixed: every point is `opscope llm --lengths fixed`'s prediction (requests that
+// start together share prefill steps), its reproduce command says so, and the document does.
+TEST(Plan, FixedLengthPointsEqualOpscopeLlmFixedLengths) {
+  ExpectPointsEqualOpscopeLlm("", " --lengths fixed");
+}
+
+// Fixed lengths change what a point's requests wait for, so the front is not the varied one's:
+// at one split and batch with others in flight, the figures differ (the search really passes
+// the option on, not only the label).
+TEST(Plan, FixedLengthsMoveTheFiguresOfABatch) {
+  plan::PlanRequest r = Llama8b(1);
+  r.engine = "vllm";
+  r.device = "h200";
+  r.isl = 1024;
+  r.osl = 128;
+  r.max_batch = 16;
+  const plan::PlanResult varied = Plan(r);
+  r.fixed_lengths = true;
+  const plan::PlanResult fixed = Plan(r);
+  EXPECT_TRUE(fixed.fixed_lengths);
+  EXPECT_TRUE(std::any_of(fixed.assumptions.begin(), fixed.assumptions.end(),
+                          [](const std::string& a) { return a.rfind("lengths: fixed", 0) == 0; }));
+  size_t compared = 0;
+  for (const plan::PlanPoint& f : fixed.front) {
+    for (const plan::PlanPoint& v : varied.front) {
+      if (v.agg.batch != f.agg.batch || v.agg.tp != f.agg.tp || f.agg.batch < 4) continue;
+      EXPECT_NE(f.ttft_s, v.ttft_s) << f.agg.batch;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 0u);
+}
 
 // With an engine profile the plan is predicted, and every front point still meets the targets
 // and none is dominated; a device without a profile falls back to the roofline, said so.
@@ -334,6 +378,16 @@ TEST(Plan, BadOptionsAreOneLineErrors) {
             "option '--engine': engine 'sglang' has no kernel implementation 'nosuch' (it offers "
             "none)"},
            {"plan llama-3.1-8b --tpot-ms -1", "option '--tpot-ms'"},
+           {"plan llama-3.1-8b --lengths fix", "option '--lengths': expected 'varied'"},
+           {"plan llama-3.1-8b --lengths fixed --disagg",
+            "option '--lengths': fixed lengths are modelled for aggregated serving, not with "
+            "--disagg"},
+           // The roofline estimate is a static batch's: no loop for fixed lengths to shape.
+           {"plan llama-3.1-8b --lengths fixed --engine roofline",
+            "option '--lengths': fixed lengths are a prediction of the serving loop, which the "
+            "roofline estimate does not model (--engine roofline)"},
+           {"plan llama-3.1-8b --lengths fixed --device tpu-v5e",
+            "(no engine profile for tpu-v5e)"},
            {"plan llama-3.1-8b --weights q9_z", "q9_z"},
            {"plan llama-9000", "model 'llama-9000'"}}) {
     const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(args));

@@ -1,5 +1,6 @@
 // `opscope plan MODEL --device D --gpus N [--isl I --osl O] [--ttft-ms X] [--tpot-ms Y]
-// [--rate R] [--engine E] [--weights LIST] [--disagg] [--price USD] [--format ...] [-o FILE]`:
+// [--rate R] [--engine E] [--weights LIST] [--disagg] [--lengths varied|fixed] [--price USD]
+// [--format ...] [-o FILE]`:
 // the best deployment under latency targets (issue 15; docs/plan.md).
 #include <memory>
 #include <optional>
@@ -7,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "llm/predicted.h"
 #include "plan/plan.h"
 #include "report/formats.h"
 #include "sweep/sweep_list.h"
@@ -16,7 +18,7 @@ namespace {
 
 struct PlanOptions {
   plan::PlanRequest request;
-  std::optional<std::string> model_type, weights;
+  std::optional<std::string> model_type, weights, lengths;
   std::optional<double> ttft_ms, tpot_ms;
   std::string format = "text";
   std::string output = "-";
@@ -34,6 +36,11 @@ Result<int> RunPlanCommand(PlanOptions& o) {
     if (!names) return std::unexpected(names.error());
     r.weights.clear();
     for (std::string& n : *names) r.weights.emplace_back(std::move(n));
+  }
+  if (o.lengths) {
+    auto fixed = llm::ParseFixedLengths(*o.lengths);
+    if (!fixed) return std::unexpected(fixed.error());
+    r.fixed_lengths = *fixed;
   }
   r.page_grid = o.format == "html";
   auto result = plan::RunPlan(r);
@@ -81,6 +88,10 @@ Command AddPlanCommand(CLI::App& root) {
   app->add_option("--activations", r.activations, "Activation format");
   app->add_option("--kv-dtype", r.kv_dtype, "KV cache format");
   app->add_flag("--disagg", r.disagg, "Also search disaggregated prefill/decode worker pools (xPyD)");
+  app->add_option("--lengths", o->lengths,
+                  "'varied' (default: requests' lengths differ, their steps spread over the loop) "
+                  "or 'fixed' (every request exactly --isl and --osl tokens, as a fixed-length "
+                  "benchmark sends them; opscope llm --lengths fixed); predicted, aggregated only");
   app->add_option("--price", r.price_usd_per_gpu_hour,
                   "USD per device-hour for $/Mtoken (default: the device's list price over 3 years)");
   app->add_option("--max-batch", r.max_batch, "Sequences one replica runs at most")

@@ -20,9 +20,10 @@ std::string LaunchHint(std::string_view engine, const PlanPoint& point, const st
                        int64_t context);
 
 // The `opscope llm` command(s) whose figures the point's are, with `--engine engine` (the
-// roofline's too: `--engine roofline` predicts at the roofline, the estimate is llm's own).
+// roofline's too: `--engine roofline` predicts at the roofline, the estimate is llm's own),
+// and `--lengths fixed` when the plan was made for fixed lengths.
 std::string ReproduceCommand(const PlanPoint& point, const std::string& model,
                              const std::string& device, int64_t isl, int64_t osl,
-                             const std::string& engine);
+                             const std::string& engine, bool fixed_lengths = false);
 
 }  // namespace opscope::plan

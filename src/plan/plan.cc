@@ -53,6 +53,10 @@ Result<void> CheckRequest(const PlanRequest& r) {
     return OptionError("--mem-util", "must be in (0, 1], got " + std::to_string(r.mem_util));
   }
   if (r.weights.empty()) return OptionError("--weights", "no values");
+  if (r.fixed_lengths && r.disagg) {
+    return OptionError("--lengths", "fixed lengths are modelled for aggregated serving, not with "
+                                    "--disagg");
+  }
   return {};
 }
 
@@ -149,6 +153,12 @@ class Planner {
   Result<PageGrid> Grid();
 
  private:
+  // The serving modes every split is predicted with (--lengths fixed).
+  llm::ServingModes Modes() const {
+    llm::ServingModes modes;
+    modes.fixed_lengths = r_.fixed_lengths;
+    return modes;
+  }
   bool Meets(double ttft_s, double tpot_s) const {
     return (!r_.targets.ttft_s || ttft_s <= *r_.targets.ttft_s) &&
            (!r_.targets.tpot_s || tpot_s <= *r_.targets.tpot_s);
@@ -350,7 +360,7 @@ Result<std::unique_ptr<SplitEval>> Planner::MakeEval(
     predictor = std::make_shared<const llm::ServingPredictor>(std::move(*made));
   }
   return std::make_unique<SplitEval>(std::move(shared), std::move(predictor), g, r_.isl, r_.osl,
-                                     r_.max_batch, r_.mem_util, std::move(figures));
+                                     r_.max_batch, r_.mem_util, std::move(figures), Modes());
 }
 
 // Deploys split g unless PipelineStart finds nothing it adds (nullopt), and bisects its
@@ -765,7 +775,7 @@ Result<PageGrid> Planner::Grid() {
       cell.osl = osl;
       for (size_t k = 0; k < configs.size(); ++k) {
         SplitEval e(configs[k]->shared_serving(), configs[k]->predictor(), configs[k]->degrees(),
-                    isl, osl, r_.max_batch, r_.mem_util);
+                    isl, osl, r_.max_batch, r_.mem_util, nullptr, configs[k]->modes());
         const int64_t hi = e.MaxS(isl + osl);
         for (int64_t s : ladder) {
           if (s > hi) break;
@@ -840,6 +850,7 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
   out.gpus = request.gpus;
   out.isl = request.isl;
   out.osl = request.osl;
+  out.fixed_lengths = request.fixed_lengths;
   out.targets = request.targets;
   out.rate = request.rate;
   // The predicting engine: --engine, else the device's default; "roofline" predicts nothing.
@@ -859,6 +870,15 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
     predicting = engine;
   } else {
     out.engine = "roofline";
+    // The roofline estimate is a static batch's (llm::Evaluate): it has no serving loop for
+    // requests to move through in groups.
+    if (request.fixed_lengths) {
+      return OptionError("--lengths", "fixed lengths are a prediction of the serving loop, which "
+                         "the roofline estimate does not model" +
+                         (request.engine ? std::string(" (--engine roofline)")
+                                         : " (no engine profile for " + device->name + ")") +
+                         "; give --engine with a profile for the device, or leave --lengths out");
+    }
   }
   out.engine_why = request.engine ? "--engine" : "default for " + device->name;
   out.estimate = predicting ? "predicted" : "roofline";
@@ -899,7 +919,7 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
       p->hint += "  (configured for its '" + implementation + "' kernels: docs/engines.md)";
     }
     p->reproduce = ReproduceCommand(*p, model_arg, request.device, request.isl, request.osl,
-                                    request.engine.value_or(out.engine));
+                                    request.engine.value_or(out.engine), request.fixed_lengths);
   }
   out.assumptions.push_back(
       "request: " + Str(request.isl) + " prompt tokens, " + Str(request.osl) +
@@ -911,6 +931,13 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
       "search: tp, ep, pp and dp-attention powers of two, tensor parallelism within a node, "
       "experts spread over a whole stage or not at all, at most " + Str(request.max_batch) +
       " sequences a replica (--max-batch), batches whole per device");
+  if (request.fixed_lengths) {
+    out.assumptions.push_back(
+        "lengths: fixed (--lengths fixed): every request exactly " + Str(request.isl) + " prompt "
+        "and " + Str(request.osl) + " output tokens, as a fixed-length benchmark sends them; "
+        "requests that start together share prefill steps and finish together "
+        "('opscope llm --lengths fixed')");
+  }
   if (request.disagg) {
     out.assumptions.push_back(
         "disaggregated: prefill workers run batches of prompts back to back (TTFT = their prefill "

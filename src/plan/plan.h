@@ -60,6 +60,10 @@ struct PlanRequest {
   std::vector<std::optional<std::string>> weights{std::nullopt};
   std::optional<std::string> activations, kv_dtype;
   bool disagg = false;
+  // --lengths fixed: every request exactly isl and osl tokens, as a fixed-length benchmark
+  // sends them (`opscope llm --lengths fixed`: requests that start together share prefill
+  // steps). A prediction of the serving loop: an engine profile's, aggregated points only.
+  bool fixed_lengths = false;
   std::optional<double> price_usd_per_gpu_hour;  // --price; else the device's list price
   int64_t max_batch = 512;         // sequences one replica runs at most (engines cap it too)
   double mem_util = 0.9;
@@ -135,6 +139,7 @@ struct PageGrid {
 struct PlanResult {
   std::string model, device;
   int64_t gpus = 0, isl = 0, osl = 0;
+  bool fixed_lengths = false;  // --lengths fixed (PlanRequest::fixed_lengths)
   Targets targets;
   std::optional<double> rate;
   std::string engine;       // the predicting engine's id ("roofline": none)

@@ -59,10 +59,10 @@ std::vector<SplitDegrees> EnumerateSplits(const llm::ModelBuild& build,
 SplitEval::SplitEval(std::shared_ptr<const llm::Serving> serving,
                      std::shared_ptr<const llm::ServingPredictor> predictor, SplitDegrees degrees,
                      int64_t isl, int64_t osl, int64_t max_batch, double mem_util,
-                     std::shared_ptr<SharedFigures> shared)
+                     std::shared_ptr<SharedFigures> shared, llm::ServingModes modes)
     : serving_(std::move(serving)), predictor_(std::move(predictor)), degrees_(degrees),
       isl_(isl), osl_(osl), max_batch_(max_batch), mem_util_(mem_util),
-      shared_(predictor_ ? nullptr : std::move(shared)) {
+      shared_(predictor_ ? nullptr : std::move(shared)), modes_(std::move(modes)) {
   const llm::Deployment& d = serving_->deployment();
   per_s_ = d.dp_attention * d.micro_batches;
 }
@@ -86,8 +86,9 @@ Result<BatchFigures> SplitEval::At(int64_t s, uint64_t& evaluated) {
   w.mem_util = mem_util_;
   BatchFigures b;
   if (predictor_) {
-    // llm.predicted of `opscope llm ... --engine E`: B requests in flight.
-    auto p = predictor_->PredictRequestFigures(w);
+    // llm.predicted of `opscope llm ... --engine E` (--lengths fixed: modes_): B requests in
+    // flight.
+    auto p = predictor_->PredictRequestFigures(w, modes_);
     if (!p) return std::unexpected(p.error());
     b = {p->ttft_s.value_or(0), p->tpot_s.value_or(0), p->e2e_s.value_or(0)};
   } else if (auto it = shared_ ? shared_->find(s) : SharedFigures::iterator{};

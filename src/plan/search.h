@@ -56,16 +56,18 @@ class SplitEval {
  public:
   // `shared`: roofline figures to share with splits on the same stage graphs (nullptr: none;
   // unused with a predictor).
+  // `modes`: the predictor's serving modes (--lengths fixed); unused without a predictor.
   SplitEval(std::shared_ptr<const llm::Serving> serving,
             std::shared_ptr<const llm::ServingPredictor> predictor, SplitDegrees degrees,
             int64_t isl, int64_t osl, int64_t max_batch, double mem_util,
-            std::shared_ptr<SharedFigures> shared = nullptr);
+            std::shared_ptr<SharedFigures> shared = nullptr, llm::ServingModes modes = {});
 
   const llm::Serving& serving() const { return *serving_; }
   const std::shared_ptr<const llm::Serving>& shared_serving() const { return serving_; }
   // nullptr: the roofline estimate.
   const std::shared_ptr<const llm::ServingPredictor>& predictor() const { return predictor_; }
   const SplitDegrees& degrees() const { return degrees_; }
+  const llm::ServingModes& modes() const { return modes_; }
   int64_t devices() const { return serving_->deployment().devices; }
   int64_t Batch(int64_t s) const { return s * per_s_; }
   // The most sequences per device that memory holds at `context` tokens and the batch cap
@@ -86,6 +88,7 @@ class SplitEval {
   int64_t per_s_ = 1;  // dp_attention · micro_batches
   std::map<int64_t, BatchFigures> memo_;
   std::shared_ptr<SharedFigures> shared_;
+  llm::ServingModes modes_;
 };
 
 // llm::Evaluate's ttft_s, tpot_s and e2e_s of `w` (a whole request, prefill phase) without

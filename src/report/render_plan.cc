@@ -59,7 +59,8 @@ std::string PlanTargetsText(const PlanResult& r) {
 std::string RenderPlanText(const PlanResult& r) {
   std::string out = "opscope plan: " + r.model + " on up to " + std::to_string(r.gpus) + " x " +
                     r.device + ", " + std::to_string(r.isl) + " in / " + std::to_string(r.osl) +
-                    " out, " + PlanTargetsText(r) + "\n";
+                    " out" + (r.fixed_lengths ? " (fixed lengths)" : "") + ", " +
+                    PlanTargetsText(r) + "\n";
   out += "estimate: " + r.estimate +
          (r.estimate == "predicted" ? " by " + r.engine + " (" + r.engine_why + ")" : std::string()) +
          "; " + std::to_string(r.searched) +
@@ -216,6 +217,7 @@ std::string RenderPlanJson(const PlanResult& r) {
   w.Key("gpus").Value(r.gpus);
   w.Key("isl").Value(r.isl);
   w.Key("osl").Value(r.osl);
+  w.Key("lengths").Value(r.fixed_lengths ? "fixed" : "varied");
   w.Key("targets").BeginObject();
   w.Key("ttft_s").Value(r.targets.ttft_s);
   w.Key("tpot_s").Value(r.targets.tpot_s);
@@ -273,7 +275,7 @@ std::string RenderPlanCsv(const PlanResult& r) {
         "prefill_dp_attention", "prefill_workers", "prefill_batch", "decode_tp", "decode_ep",
         "decode_pp", "decode_dp_attention", "decode_workers", "decode_batch", "gpus", "ttft_s",
         "tpot_s", "tokens_per_s", "tokens_per_s_per_device", "tokens_per_s_per_user",
-        "usd_per_mtoken", "tokens_per_joule", "meets_targets", "best"}) {
+        "usd_per_mtoken", "tokens_per_joule", "meets_targets", "best", "lengths"}) {
     w.Field(h);
   }
   w.EndRecord();
@@ -319,6 +321,7 @@ std::string RenderPlanCsv(const PlanResult& r) {
       w.Empty();
     }
     w.Field(p.meets_targets).Field(r.best && *r.best == i);
+    w.Field(r.fixed_lengths ? "fixed" : "varied");
     w.EndRecord();
   }
   return out;

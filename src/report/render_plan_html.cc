@@ -316,7 +316,8 @@ std::string RenderPlanHtml(const PlanResult& r) {
          " &times; " + HtmlEscape(r.device) + "</h1>\n";
   out += "<table class=\"summary\">\n";
   out += "<tr><th>request</th><td>" + std::to_string(r.isl) + " prompt tokens, " +
-         std::to_string(r.osl) + " output tokens</td></tr>\n";
+         std::to_string(r.osl) + " output tokens" +
+         (r.fixed_lengths ? " each, exactly (fixed lengths)" : "") + "</td></tr>\n";
   out += "<tr><th>targets</th><td>" + HtmlEscape(PlanTargetsText(r)) + "</td></tr>\n";
   out += "<tr><th>estimate</th><td>" + HtmlEscape(r.estimate) + "; " +
          std::to_string(r.searched) + " configurations evaluated</td></tr>\n";

@@ -19,6 +19,9 @@ PLAN_CASES = [
     (["qwen3-30b-a3b", "--device", "h100-sxm", "--gpus", "8", "--engine", "sglang",
       "--isl", "512", "--osl", "64", "--max-batch", "64"],
      dict(device="h100-sxm", gpus=8, engine="sglang", isl=512, osl=64, max_batch=64)),
+    (["llama-3.1-8b", "--device", "h200", "--gpus", "4", "--isl", "1024", "--osl", "128",
+      "--lengths", "fixed", "--ttft-ms", "500"],
+     dict(device="h200", gpus=4, isl=1024, osl=128, lengths="fixed", ttft_ms=500)),
 ]
 
 
@@ -38,6 +41,8 @@ def test_plan_is_predicted_where_the_device_has_an_engine_profile():
     (dict(tpot_ms=-1), ["--tpot-ms", "-1"]),
     (dict(engine="fastllm"), ["--engine", "fastllm"]),
     (dict(weights="q9_z"), ["--weights", "q9_z"]),
+    (dict(lengths="fix"), ["--lengths", "fix"]),
+    (dict(lengths="fixed", disagg=True), ["--lengths", "fixed", "--disagg"]),
 ])
 def test_plan_errors_are_the_clis(kwargs, args):
     with pytest.raises(opscope.Error) as e:

@@ -266,7 +266,7 @@ def presets():
 
 def plan(model, device="h100-sxm", gpus=8, isl=4096, osl=1024, *, ttft_ms=None, tpot_ms=None,
          rate=None, engine=None, weights=None, disagg=False, price=None, activations=None,
-         kv_dtype=None, max_batch=512, mem_util=0.9, model_type=None):
+         kv_dtype=None, max_batch=512, mem_util=0.9, model_type=None, lengths=None):
     """The best deployment under latency targets: ``opscope plan MODEL --format json``.
 
     gpus:             devices to deploy on (N); isl, osl: prompt and output tokens per request.
@@ -276,6 +276,9 @@ def plan(model, device="h100-sxm", gpus=8, isl=4096, osl=1024, *, ttft_ms=None, 
     weights:          a weight format or a list of them to search (None: the config's own).
     disagg:           also search disaggregated prefill/decode worker pools.
     price:            USD per device-hour for $/Mtoken (None: the device's list price).
+    lengths:          "varied" (None, the default) or "fixed": every request exactly isl and
+                      osl tokens, as a fixed-length benchmark sends them (predicted,
+                      aggregated points only; ``opscope plan --lengths fixed``).
 
     Returns the CLI's JSON document as dicts: {"schema_version", "plan": {"model", "device",
     "gpus", "isl", "osl", "targets", "rate", "engine", "estimate", "front": [points], "best",
@@ -292,4 +295,5 @@ def plan(model, device="h100-sxm", gpus=8, isl=4096, osl=1024, *, ttft_ms=None, 
         isl=operator.index(isl), osl=operator.index(osl), ttft_ms=ttft_ms, tpot_ms=tpot_ms,
         rate=rate, engine=None if engine is None else _path(engine), weights=weights,
         disagg=bool(disagg), price=price, activations=activations, kv_dtype=kv_dtype,
-        max_batch=operator.index(max_batch), mem_util=mem_util, model_type=model_type)
+        max_batch=operator.index(max_batch), mem_util=mem_util, model_type=model_type,
+        lengths=lengths)
