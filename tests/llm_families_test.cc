@@ -156,6 +156,41 @@ TEST(HfMtp, DeepSeekV3MtpModuleIsCountedApartFromTheTotal) {
   EXPECT_EQ(Build("llama-3.1-8b").step.params_mtp, 0u);
 }
 
+// Qwen3-Next's checkpoints store one MTP layer (mtp.*) that Qwen3NextConfig has no field for;
+// the engines build one (vLLM: getattr(config, "num_nextn_predict_layers", 1)). The preset,
+// which names none, gets one module, the same as a config declaring it, and says it assumed
+// it; a config declaring 0 gets none. The module's block is a full-attention MoE layer (the
+// model's last), sharing the model's embedding: a block of the model's 48 plus its projection
+// [2h, h] and three norms.
+TEST(HfMtp, QwenNextCarriesOneUndeclaredMtpLayer) {
+  const std::string json = Config("qwen3-next-80b-a3b-thinking");
+  ASSERT_EQ(json.find("nextn"), std::string::npos);
+  const Built next = Build("qwen3-next-80b-a3b-thinking");
+  EXPECT_EQ(next.spec.mtp.modules, 1);
+  ASSERT_EQ(next.spec.mtp.blocks.size(), 1u);
+  EXPECT_EQ(next.spec.mtp.blocks[0].mixer, Mixer::kAttention);
+  EXPECT_EQ(next.spec.mtp.blocks[0].ffn, Ffn::kMoe);
+  EXPECT_FALSE(next.spec.mtp.own_embeddings);
+  EXPECT_TRUE(std::any_of(next.spec.assumptions.begin(), next.spec.assumptions.end(),
+                          [](const std::string& a) { return a.rfind("MTP: 1 module", 0) == 0; }));
+  const uint64_t h = 2048;
+  EXPECT_GT(next.step.params_mtp, 2 * h * h + 3 * h);
+  // One of 48 layers (of which the full-attention ones are the larger): under 1/40 of the total.
+  EXPECT_LT(next.step.params_mtp, next.figures.params_total / 40);
+
+  const auto with = [&](const std::string& field) {
+    const size_t brace = json.rfind('}');
+    return json.substr(0, brace) + ", " + field + "}";
+  };
+  const Built declared = testing::BuildJson(with(R"("num_nextn_predict_layers": 1)"), "declared");
+  EXPECT_EQ(declared.step.params_mtp, next.step.params_mtp);
+  EXPECT_TRUE(std::none_of(declared.spec.assumptions.begin(), declared.spec.assumptions.end(),
+                           [](const std::string& a) { return a.rfind("MTP:", 0) == 0; }));
+  const Built none = testing::BuildJson(with(R"("num_nextn_predict_layers": 0)"), "none");
+  EXPECT_EQ(none.spec.mtp.modules, 0);
+  EXPECT_EQ(none.step.params_mtp, 0u);
+}
+
 
 // ---- 2026 flagships (presets; sources in data/presets/SOURCES.md) --------------------------
 

@@ -245,8 +245,14 @@ Result<void> ReadMoeCounts(const Reader& r, std::string_view inter_key) {
 
 Result<void> ReadMtp(const Reader& r) {
   ModelSpec& spec = r.spec();
-  OPSCOPE_TRY(modules, r.CountOr("num_nextn_predict_layers", 0));
+  OPSCOPE_TRY(declared, r.Int("num_nextn_predict_layers"));
+  OPSCOPE_TRY(modules, r.CountOr("num_nextn_predict_layers", r.family().mtp_modules));
   spec.mtp.modules = modules;
+  if (!declared && modules > 0) {
+    r.Note("MTP: " + std::to_string(modules) + " module(s) that " +
+           std::string(r.family().model_type) + " checkpoints store and the config does not "
+           "declare (no num_nextn_predict_layers): used by --speculative mtp:N only");
+  }
   if (modules > 0 && spec.mtp.blocks.empty() && !spec.layers.empty()) {
     spec.mtp.blocks = {spec.layers.back()};
   }

@@ -111,6 +111,9 @@ struct Family {
   bool correction_bias = false;   // e_score_correction_bias on softmax scores (ERNIE-4.5)
   bool shared_gate = false;       // a sigmoid gate [1, hidden] on the shared expert (Qwen)
   bool mtp_stores_embeddings = false;  // each MTP module stores its own embedding and head
+  // MTP modules when the config names none (num_nextn_predict_layers and its aliases absent):
+  // the checkpoints that carry modules their config does not declare.
+  int64_t mtp_modules = 0;
 };
 
 // The rows. Defaults are cited from transformers' models/<type>/configuration_<type>.py (or
@@ -208,8 +211,12 @@ inline constexpr Family kFamilies[] = {
      .dense_width = "intermediate_size_mlp", .expert_width = "intermediate_size",
      .shared_experts = 1},
     // GatedDeltaNet hybrids.
+    // Qwen3-Next: its checkpoints store one MTP layer (mtp.* tensors; llama.cpp's conversion
+    // writes it as blk.48.nextn.* of the 80B-A3B) that Qwen3NextConfig has no field for;
+    // vLLM's Qwen3NextMultiTokenPredictor builds getattr(config, "num_nextn_predict_layers", 1).
     {.model_type = "qwen3_next", .reader = ReaderKind::kQwenHybrid, .vocab = 151936,
-     .kv_heads = 2, .head_dim = 256, .moe = MoePlacement::kQwenStep, .shared_gate = true},
+     .kv_heads = 2, .head_dim = 256, .moe = MoePlacement::kQwenStep, .shared_gate = true,
+     .mtp_modules = 1},
     {.model_type = "qwen3_5", .reader = ReaderKind::kQwenHybrid, .text_config = "text_config",
      .vocab = 248320, .kv_heads = 2, .head_dim = 256},
     {.model_type = "qwen3_5_moe", .reader = ReaderKind::kQwenHybrid,
