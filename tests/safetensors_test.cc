@@ -354,6 +354,67 @@ TEST(Checkpoint, UnexpectedAndMissingTensorsAreNamedWarnings) {
                            "model.layers.0.mlp.up_proj.weight)");
 }
 
+// The MTP modules the config declares are neither graph weights nor unexpected: tiny-llama's
+// second layer read as the MTP block of a one-layer model (DeepSeek's layout numbers the
+// modules after the model's layers; Qwen's keeps them under mtp.*). Their parameters must be
+// the model's params_mtp — the block, the projection [2h, h] and three norms — else a warning
+// says how many each side holds; a config declaring none leaves them unexpected.
+TEST(Checkpoint, MtpModuleTensorsAreTheConfigsModules) {
+  const Built b = Load("tiny-llama");
+  hf::ModelSpec spec = b.spec;
+  spec.layers.pop_back();
+  spec.mtp.modules = 1;
+  spec.mtp.blocks = {spec.layers.back()};
+  auto step = hf::BuildStepGraph(spec, *hf::ResolveRecipe(spec, {}));
+  ASSERT_TRUE(step.has_value());
+  const uint64_t h = 32, per_layer = 32 + 32 * 32 + 2 * 16 * 32 + 32 * 32 + 32 + 3 * 64 * 32;
+  ASSERT_EQ(step->params_mtp, per_layer + 2 * h * h + 3 * h);
+
+  // The block alone: 9 tensors of layer 1, the projection and norms missing.
+  const CheckpointComparison block = CompareWithGraph(b.checkpoint, spec, step->graph,
+                                                      step->params_mtp);
+  EXPECT_TRUE(block.unexpected.empty());
+  EXPECT_EQ(block.mtp.size(), 9u);
+  EXPECT_EQ(block.mtp_parameters, per_layer);
+  ASSERT_EQ(block.warnings.size(), 1u);
+  EXPECT_EQ(block.warnings[0], "the checkpoint's 9 MTP tensor(s) (model.layers.1.input_layernorm."
+                               "weight, model.layers.1.self_attn.q_proj.weight, and 7 more) hold " +
+                                   std::to_string(per_layer) + " parameters, the config's 1 MTP "
+                                   "module(s) " + std::to_string(step->params_mtp));
+
+  // With DeepSeek's enorm, hnorm, eh_proj and shared_head.norm: exact, no warning.
+  Checkpoint c = b.checkpoint;
+  for (const auto& [name, params] : std::vector<std::pair<std::string, uint64_t>>{
+           {"model.layers.1.enorm.weight", h}, {"model.layers.1.hnorm.weight", h},
+           {"model.layers.1.eh_proj.weight", 2 * h * h},
+           {"model.layers.1.shared_head.norm.weight", h}}) {
+    c.tensors.push_back(c.tensors.front());
+    c.tensors.back().name = name;
+    c.tensors.back().parameters = params;
+  }
+  const CheckpointComparison exact = CompareWithGraph(c, spec, step->graph, step->params_mtp);
+  EXPECT_TRUE(exact.warnings.empty()) << exact.warnings[0];
+  EXPECT_EQ(exact.mtp.size(), 13u);
+
+  // Qwen's names: mtp.fc, mtp.pre_fc_norm_*, mtp.norm, mtp.layers.0.*.
+  for (const char* name : {"mtp.fc.weight", "mtp.pre_fc_norm_embedding.weight", "mtp.norm.weight",
+                           "mtp.layers.0.self_attn.q_proj.weight", "model.layers.1.mlp.up_proj.weight"}) {
+    EXPECT_TRUE(IsMtpTensor(spec, name)) << name;
+  }
+  for (const char* name : {"model.layers.0.mlp.up_proj.weight", "model.layers.2.mlp.up_proj.weight",
+                           "lm_head.weight", "model.vision_tower.mtp.weight"}) {
+    EXPECT_FALSE(IsMtpTensor(spec, name)) << name;
+  }
+
+  // No module declared: the same tensors are unexpected, named in the warning.
+  spec.mtp = {};
+  auto plain = hf::BuildStepGraph(spec, *hf::ResolveRecipe(spec, {}));
+  const CheckpointComparison none = CompareWithGraph(c, spec, plain->graph, plain->params_mtp);
+  EXPECT_TRUE(none.mtp.empty());
+  EXPECT_EQ(none.unexpected.size(), 13u);
+  EXPECT_FALSE(IsMtpTensor(spec, "mtp.fc.weight"));
+}
+
 // GPTQ-style INT4 (in memory, no data): qweight eight 4-bit values per int32, f16 scales per
 // 128 rows of the input, 4-bit zero points: int4_g128_zp.
 TEST(Checkpoint, Int4GroupsFromQweightScalesAndZeros) {

@@ -73,7 +73,8 @@ Result<void> ReadShards(const std::string& dir, Model& model) {
   auto step = PlainStepGraph(model.spec);
   if (!step) return std::unexpected(Wrap(model.origin, step.error()));
   import::safetensors::CheckpointComparison c =
-      import::safetensors::CompareWithGraph(*checkpoint, model.spec, step->graph);
+      import::safetensors::CompareWithGraph(*checkpoint, model.spec, step->graph,
+                                            step->params_mtp);
   auto stored = std::make_shared<import::hf::StoredWeights>();
   stored->source = dir;
   std::vector<std::string> unformatted;

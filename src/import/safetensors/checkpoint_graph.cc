@@ -286,29 +286,49 @@ std::string List(const std::vector<std::string>& names, size_t max_named) {
   return s;
 }
 
-}  // namespace
-
-std::optional<std::string> GraphWeightName(const hf::ModelSpec& spec, std::string_view tensor) {
-  std::string_view n = tensor;
+// A tensor name without its model prefix (kPrefixes).
+std::string_view WithoutPrefix(std::string_view n) {
   for (std::string_view p : kPrefixes) {
     if (n.starts_with(p)) {
       n.remove_prefix(p.size());
       break;
     }
   }
-  if (n == "embed_tokens.weight" || n == "embeddings.weight") return "embed_tokens.weight";
-  if (n == "norm.weight" || n == "norm_f.weight") return "final_norm.weight";
-  if (n == "lm_head.weight") return "lm_head.weight";
+  return n;
+}
+
+// The layer index of "layers.<i>.<rest>", and <rest>; nullopt for any other name.
+std::optional<std::pair<int64_t, std::string_view>> LayerOf(std::string_view n) {
   if (!n.starts_with("layers.")) return std::nullopt;
   n.remove_prefix(7);
   const size_t dot = n.find('.');
   int64_t layer = -1;
   if (dot == std::string_view::npos ||
-      std::from_chars(n.data(), n.data() + dot, layer).ptr != n.data() + dot || layer < 0 ||
-      layer >= spec.num_layers()) {
+      std::from_chars(n.data(), n.data() + dot, layer).ptr != n.data() + dot || layer < 0) {
     return std::nullopt;
   }
-  return LayerWeightName(spec, layer, n.substr(dot + 1));
+  return std::pair{layer, n.substr(dot + 1)};
+}
+
+}  // namespace
+
+bool IsMtpTensor(const hf::ModelSpec& spec, std::string_view tensor) {
+  if (spec.mtp.modules <= 0) return false;
+  const std::string_view n = WithoutPrefix(tensor);
+  if (n.starts_with("mtp.")) return true;
+  const auto layer = LayerOf(n);
+  return layer && layer->first >= spec.num_layers() &&
+         layer->first - spec.num_layers() < spec.mtp.modules;
+}
+
+std::optional<std::string> GraphWeightName(const hf::ModelSpec& spec, std::string_view tensor) {
+  const std::string_view n = WithoutPrefix(tensor);
+  if (n == "embed_tokens.weight" || n == "embeddings.weight") return "embed_tokens.weight";
+  if (n == "norm.weight" || n == "norm_f.weight") return "final_norm.weight";
+  if (n == "lm_head.weight") return "lm_head.weight";
+  const auto layer = LayerOf(n);
+  if (!layer || layer->first >= spec.num_layers()) return std::nullopt;
+  return LayerWeightName(spec, layer->first, layer->second);
 }
 
 namespace {
@@ -332,8 +352,9 @@ std::vector<GraphWeightSource> GraphWeights(const ir::Graph& graph,
   return out;
 }
 
-// The warnings: element mismatches, then unexpected tensors, then missing weights.
-void Summarize(CheckpointComparison& out) {
+// The warnings: element mismatches, then unexpected tensors, then missing weights, then the
+// MTP modules' parameters against the model's.
+void Summarize(CheckpointComparison& out, const hf::ModelSpec& spec, uint64_t params_mtp) {
   for (const GraphWeightSource& w : out.weights) {
     if (!w.tensors.empty() && w.parameters != w.graph_elements) {
       out.warnings.push_back("weight '" + w.graph_name + "' has " +
@@ -350,12 +371,19 @@ void Summarize(CheckpointComparison& out) {
     out.warnings.push_back(std::to_string(out.missing.size()) + " weight(s) of the model missing "
                            "from the checkpoint: " + List(out.missing, 8));
   }
+  // A checkpoint may leave the MTP modules out (none found: nothing to check).
+  if (!out.mtp.empty() && out.mtp_parameters != params_mtp) {
+    out.warnings.push_back("the checkpoint's " + std::to_string(out.mtp.size()) + " MTP tensor(s) (" +
+                           List(out.mtp, 2) + ") hold " + std::to_string(out.mtp_parameters) +
+                           " parameters, the config's " + std::to_string(spec.mtp.modules) +
+                           " MTP module(s) " + std::to_string(params_mtp));
+  }
 }
 
 }  // namespace
 
 CheckpointComparison CompareWithGraph(const Checkpoint& checkpoint, const hf::ModelSpec& spec,
-                                      const ir::Graph& graph) {
+                                      const ir::Graph& graph, uint64_t params_mtp) {
   CheckpointComparison out;
   std::map<std::string, size_t> index;  // graph weight -> out.weights
   out.weights = GraphWeights(graph, index);
@@ -363,7 +391,13 @@ CheckpointComparison CompareWithGraph(const Checkpoint& checkpoint, const hf::Mo
   for (const CheckpointTensor& t : checkpoint.tensors) {
     const bool metadata = t.role != TensorRole::kParameter;
     if (metadata && t.owner.empty()) continue;  // attention KV / query scales: no weight
-    const auto name = GraphWeightName(spec, metadata ? std::string_view(t.owner) : t.name);
+    const std::string_view tensor = metadata ? std::string_view(t.owner) : t.name;
+    if (IsMtpTensor(spec, tensor)) {
+      out.mtp.push_back(t.name);
+      if (!metadata) out.mtp_parameters = SaturatingAdd(out.mtp_parameters, t.parameters);
+      continue;
+    }
+    const auto name = GraphWeightName(spec, tensor);
     auto it = name ? index.find(*name) : index.end();
     if (it == index.end()) {
       out.unexpected.push_back(t.name);
@@ -387,7 +421,7 @@ CheckpointComparison CompareWithGraph(const Checkpoint& checkpoint, const hf::Mo
     w.format = StoredFormat(parts[w.graph_name], w.note);
     if (w.format) out.weight_formats.emplace(w.graph_name, *w.format);
   }
-  Summarize(out);
+  Summarize(out, spec, params_mtp);
   return out;
 }
 

@@ -47,14 +47,26 @@ struct CheckpointComparison {
   std::map<std::string, format::Format> weight_formats;   // graph weight -> stored format
   std::vector<std::string> unexpected;  // checkpoint tensors no graph weight takes
   std::vector<std::string> missing;     // graph weights with no tensor
-  std::vector<std::string> warnings;    // the two lists and element mismatches, as messages
+  // Tensors of the MTP modules the config declares (IsMtpTensor): not in the step graph, not
+  // unexpected; their parameters are checked against the model's params_mtp.
+  std::vector<std::string> mtp;
+  uint64_t mtp_parameters = 0;
+  std::vector<std::string> warnings;    // the lists and element mismatches, as messages
 };
 
 // The step-graph weight name of a checkpoint parameter tensor, or nullopt when the graph has
 // no place for it (a vision tower, an MTP layer, a layer past num_hidden_layers).
 std::optional<std::string> GraphWeightName(const hf::ModelSpec& spec, std::string_view tensor);
 
+// Whether a checkpoint tensor belongs to one of the MTP modules the config declares
+// (spec.mtp.modules > 0): DeepSeek's layout numbers them after the model's layers
+// (model.layers.<num_hidden_layers + i>.*: DeepSeek-V3, GLM-5), Qwen's keeps them under mtp.*
+// (Qwen3-Next, Qwen3.5).
+bool IsMtpTensor(const hf::ModelSpec& spec, std::string_view tensor);
+
+// `params_mtp`: the model's MTP parameters (hf::StepGraph::params_mtp); the MTP tensors'
+// parameters that differ from it are a warning.
 CheckpointComparison CompareWithGraph(const Checkpoint& checkpoint, const hf::ModelSpec& spec,
-                                      const ir::Graph& graph);
+                                      const ir::Graph& graph, uint64_t params_mtp = 0);
 
 }  // namespace opscope::import::safetensors
