@@ -2,12 +2,15 @@
 // arithmetic), the source ledger's own checks, the LLM op contracts (routed experts, paged
 // attention incl. MLA, recurrences), views and copies, not-costed reasons, and properties.
 #include "cost/ledger.h"
+#include "cost/expert_balance.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "testing/graph_builder.h"
@@ -384,6 +387,96 @@ TEST(RulesTest, RoutedExpertsStateTheAssumption) {
   const Ledger l = Experts({64, 32, 16, 8, 4}, OpKind::kExpertGateUp);
   ASSERT_EQ(l.assumptions.size(), 1u);
   EXPECT_TRUE(Contains(l.assumptions[0], "uniform routing"));
+}
+
+// ---- The busiest expert-parallel device ----------------------------------------------------
+
+// E[max of m Binomial(n, p)] by the pmf summed term by term (a different route from the
+// CDF walk under test): Σ_j P(max > j) with P(max ≤ j) = F(j)^m.
+double BruteExpectedMax(int n, double p, int m) {
+  double cdf = 0, sum = 0;
+  for (int j = 0; j < n; ++j) {
+    cdf += std::exp(std::lgamma(n + 1.0) - std::lgamma(j + 1.0) - std::lgamma(n - j + 1.0) +
+                    j * std::log(p) + (n - j) * std::log1p(-p));
+    sum += 1 - std::pow(cdf, m);
+  }
+  return sum;
+}
+
+TEST(ExpertBalance, ExpectedMaxOfBinomials) {
+  // One expert a device: the busiest of m reads it unless all m skip it.
+  for (double p : {0.01, 0.3, 0.5, 0.9}) {
+    for (uint64_t m : {1u, 2u, 8u}) {
+      EXPECT_NEAR(ExpectedMaxBinomial(1, p, m), 1 - std::pow(1 - p, static_cast<double>(m)), 1e-12);
+    }
+  }
+  // One device: the mean.
+  EXPECT_NEAR(ExpectedMaxBinomial(32, 0.2, 1), 32 * 0.2, 1e-9);
+  EXPECT_NEAR(ExpectedMaxBinomial(32, 0.8, 1), 32 * 0.8, 1e-9);
+  // Both branches (p below and above 1/2) against the pmf summed directly.
+  for (const auto& [n, p, m] : std::vector<std::tuple<int, double, int>>{
+           {32, 0.03125, 8}, {32, 0.1193, 8}, {10, 0.3, 5}, {4, 0.7, 3}, {64, 0.97, 16},
+           {128, 0.5, 4}}) {
+    EXPECT_NEAR(ExpectedMaxBinomial(n, p, m), BruteExpectedMax(n, p, m), 1e-9) << n << " " << p;
+  }
+  // Bounds and monotonicity: between the mean and n, growing with the devices and with p.
+  double last = 0;
+  for (uint64_t m : {1u, 2u, 4u, 8u, 16u, 64u}) {
+    const double v = ExpectedMaxBinomial(32, 0.2, m);
+    EXPECT_GE(v, last) << m;
+    EXPECT_LE(v, 32.0) << m;
+    last = v;
+  }
+  EXPECT_LT(ExpectedMaxBinomial(32, 0.2, 8), ExpectedMaxBinomial(32, 0.25, 8));
+  EXPECT_EQ(ExpectedMaxBinomial(32, 0, 8), 0);
+  EXPECT_EQ(ExpectedMaxBinomial(32, 1, 8), 32);
+  EXPECT_EQ(ExpectedMaxBinomial(0, 0.5, 8), 0);
+  // Thousands of experts near p = 1/2, where (1−p)^n underflows: the normal approximation's
+  // mean + 1.42·σ for the max of 8 (σ = √(n/4)).
+  EXPECT_NEAR(ExpectedMaxBinomial(4000, 0.5, 8), 2000 + 1.4236 * std::sqrt(1000.0), 1.0);
+}
+
+// The busiest of ep devices under uniform top-k routing, against a simulation of the exact
+// picks (each token k distinct experts of 256, spread 32 a device over 8 devices): 2.56 at one
+// token, 6.58 at four, 16.72 at sixteen (50,000 trials each); the mean device reads 1.0, 3.8
+// and 12.7.
+TEST(ExpertBalance, BusiestDeviceMatchesASimulationOfTopKRouting) {
+  for (const auto& [tokens, simulated, mean] : std::vector<std::tuple<double, double, double>>{
+           {1, 2.557, 1.0}, {4, 6.577, 3.816}, {16, 16.717, 12.745}}) {
+    const double rows = tokens * 8 / 8;  // this device's routed rows: T·top_k/ep
+    EXPECT_NEAR(ExpertParallelActive(rows, 32, 8, 256, 1), mean, 0.01) << tokens;
+    EXPECT_NEAR(ExpertParallelActive(rows, 32, 8, 256, 8), simulated, 0.03 * simulated) << tokens;
+  }
+}
+
+// The rule reads the busiest device's experts when the node says how many devices share the
+// pool (busiest_of), the mean device's without it; FLOPs (the mean device's rows) and the
+// floor (the fewest experts any device may read) do not move.
+TEST(RulesTest, ExpertParallelReadsTheBusiestDevicesExperts) {
+  auto graph = [](std::optional<int64_t> busiest_of) {
+    GraphBuilder b("moe");
+    b.Input("x", {4, 16}, "bf16");  // 4 routed rows: 4 tokens of the group at top-8 over ep 8
+    b.Weight("w", {32, 32, 16}, "bf16");
+    b.Tensor("y", {4, 32}, "bf16");
+    std::vector<std::pair<std::string, ir::AttrValue>> attrs{{"top_k", int64_t{8}},
+                                                             {"experts_total", int64_t{256}}};
+    if (busiest_of) attrs.emplace_back("busiest_of", *busiest_of);
+    b.Node("experts", OpKind::kExpertGateUp, {"x", "w"}, {"y"}, attrs);
+    return b.Build();
+  };
+  const Ledger mean = MustLedger(graph(std::nullopt)), busiest = MustLedger(graph(8));
+  const uint64_t expert_bytes = 32u * 16 * 2;
+  EXPECT_EQ(Only(mean).bytes_weights,
+            static_cast<uint64_t>(std::llround(expert_bytes * ExpertParallelActive(4, 32, 8, 256, 1))));
+  EXPECT_EQ(Only(busiest).bytes_weights,
+            static_cast<uint64_t>(std::llround(expert_bytes * ExpectedMaxBinomial(32, 1 - std::pow(1 - 8.0 / 256, 4), 8))));
+  EXPECT_GT(Only(busiest).bytes_weights, Only(mean).bytes_weights * 3 / 2);
+  EXPECT_EQ(Only(busiest).flops, Only(mean).flops);
+  EXPECT_EQ(Only(busiest).floor_input_bytes, Only(mean).floor_input_bytes);
+  EXPECT_TRUE(Contains(busiest.assumptions[0], "E[max over ep devices]"));
+  const auto bad = BuildLedger(graph(0), {});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "node 'experts' (ExpertGateUp): busiest_of 0 must be >= 1");
 }
 
 // ---- Paged attention -----------------------------------------------------------------------

@@ -183,6 +183,22 @@ TEST(Parallel, ExpertParallelSpreadsExpertsAndAddsAllToAll) {
   int64_t moe_layers = 0;
   for (const auto& l : m.spec.layers) moe_layers += l.ffn == import::hf::Ffn::kMoe;
   EXPECT_EQ(all_to_all, 2 * moe_layers);  // dispatch and combine
+  // The routed experts are costed on the busiest of the 8 devices holding the pool (the layer
+  // waits for it): more experts read than the mean device's 32·(1−(1−8/256)^64), at most its
+  // 32; the floor still reads the fewest.
+  const double mean = 32 * (1 - std::pow(1 - 8.0 / 256, static_cast<double>(batch)));
+  for (size_t i = 0; i < dev.graph.nodes.size(); ++i) {
+    const ir::Node& n = dev.graph.nodes[i];
+    if (n.op != ir::OpKind::kExpertGateUp) continue;
+    EXPECT_EQ(n.IntAttr("busiest_of"), std::optional<int64_t>(e)) << n.name;
+    const ir::Tensor& w = dev.graph.tensors[n.inputs[1]];
+    const std::vector<int64_t> dims{32, w.shape[1].constant(), w.shape[2].constant()};
+    const auto all = static_cast<double>(*format::TensorBytes(w.format, dims));
+    const double read = static_cast<double>(r->ledger.nodes[i].bytes_weights) / (all / 32.0);
+    EXPECT_GT(read, mean + 1) << n.name;
+    EXPECT_LE(read, 32.0) << n.name;
+    EXPECT_LT(r->ledger.nodes[i].floor_input_bytes, r->ledger.nodes[i].bytes_weights) << n.name;
+  }
 }
 
 // One attention replica over the whole expert-parallel group (--tp 8 --ep 8, dp_attention 1):

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cost/collectives.h"
+#include "cost/expert_balance.h"
 #include "support/checked_math.h"
 
 namespace opscope::cost {
@@ -218,21 +219,16 @@ RuleResult MatMulRule(const RuleInput& in, NodeCost& c) {
 
 RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
                               const ResolvedTensor& w, uint64_t top_k, uint64_t experts_total,
-                              NodeCost& c, std::vector<std::string>& assumptions) {
+                              uint64_t busiest_of, NodeCost& c,
+                              std::vector<std::string>& assumptions) {
   const uint64_t experts = w.Dim(0), out = w.Dim(1), k = w.Dim(2);
   const uint64_t rows = x.Rows();
   Product p = GemmFlops(rows, k);
   p *= out;
   if (auto ok = SetFlops(in, p, c); !ok) return ok;
   StreamAll(in, c);
-  const double group_tokens = static_cast<double>(rows) * static_cast<double>(experts_total) /
-                              (static_cast<double>(experts) * static_cast<double>(top_k));
-  const double distinct =
-      rows == 0 ? 0.0
-                : static_cast<double>(experts) *
-                      (1.0 - std::pow(1.0 - static_cast<double>(top_k) /
-                                                static_cast<double>(experts_total),
-                                      group_tokens));
+  const double distinct = ExpertParallelActive(static_cast<double>(rows), experts, top_k,
+                                               experts_total, busiest_of);
   const auto read_w = static_cast<uint64_t>(
       std::llround(static_cast<double>(w.bytes) * distinct / static_cast<double>(experts)));
   c.bytes_read = c.bytes_read - w.bytes + read_w;
@@ -242,10 +238,18 @@ RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
   c.floor_input = 1;
   c.floor_input_bytes = rows == 0 ? 0 : w.bytes / experts * floor_experts;
   SetMmaClass(x, &w, c);
-  assumptions.push_back(
-      "routed experts (expert parallel): uniform routing, each device runs "
-      "ceil(tokens·top_k/ep) rows and reads E·(1−(1−top_k/E_total)^T) of its E experts for T "
-      "tokens of its group");
+  if (busiest_of > 1) {
+    assumptions.push_back(
+        "routed experts (expert parallel): uniform routing, each device runs "
+        "ceil(tokens·top_k/ep) rows; the layer waits for the device reading the most of its E "
+        "experts, E[max over ep devices] of Binomial(E, 1−(1−top_k/E_total)^T) for T tokens of "
+        "its group (the mean device reads E·(1−(1−top_k/E_total)^T); the floor its minimum)");
+  } else {
+    assumptions.push_back(
+        "routed experts (expert parallel): uniform routing, each device runs "
+        "ceil(tokens·top_k/ep) rows and reads E·(1−(1−top_k/E_total)^T) of its E experts for T "
+        "tokens of its group");
+  }
   if (experts < top_k) {
     assumptions.push_back(
         "routed experts: a device holds fewer experts than top_k; engines' fused MoE kernels "
@@ -262,6 +266,9 @@ RuleResult ExpertParallelCost(const RuleInput& in, const ResolvedTensor& x,
 // E of them): x holds R dispatched (token, expert) rows, one expert each, in both nodes.
 //   flops = 2 · R · k · out; the R rows come from T_g = R·E_t/(E·top_k) tokens of the group,
 //   distinct = E·(1−(1−top_k/E_t)^T_g); the floor reads ceil(top_k·E/E_t) of them (at least 1).
+//   With attribute busiest_of = m (the deployment's graphs: m devices hold the pool and the
+//   layer waits for the slowest), distinct = E[max of m] (cost/expert_balance.h); FLOPs keep
+//   the mean device's R rows.
 RuleResult ExpertsRule(const RuleInput& in, NodeCost& c, std::vector<std::string>& assumptions) {
   if (in.inputs.size() < 2 || in.outputs.empty()) {
     return BadInput(in, "needs inputs x and w[E, out, k] and an output");
@@ -289,8 +296,10 @@ RuleResult ExpertsRule(const RuleInput& in, NodeCost& c, std::vector<std::string
       return BadInput(in, "experts_total " + std::to_string(*experts_total) +
                               " must be >= the device's experts and top_k");
     }
-    return ExpertParallelCost(in, x, w, top_k, static_cast<uint64_t>(*experts_total), c,
-                              assumptions);
+    const int64_t busiest_of = in.node.IntAttr("busiest_of").value_or(1);
+    if (busiest_of < 1) return BadInput(in, "busiest_of " + std::to_string(busiest_of) + " must be >= 1");
+    return ExpertParallelCost(in, x, w, top_k, static_cast<uint64_t>(*experts_total),
+                              static_cast<uint64_t>(busiest_of), c, assumptions);
   }
   uint64_t tokens = x.Rows();
   if (in.node.op == ir::OpKind::kExpertDown) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cost/expert_balance.h"
 #include "format/format.h"
 
 namespace opscope::predict {
@@ -119,7 +120,7 @@ struct StepPredictor::Node {
   bool mla = false;
   // Shape sources: gemm: the output; experts: x and w; attention: q and its cache.
   ir::TensorId main = 0, second = 0;
-  int64_t heads = 0, window = 0, top_k = 0, experts_total = 0;
+  int64_t heads = 0, window = 0, top_k = 0, experts_total = 0, busiest_of = 1;
   int64_t latent = 0, rope = 0, nope = 0, v_dim = 0;  // MLA dims
   bool causal = true;
 };
@@ -206,6 +207,7 @@ void StepPredictor::FillShapeSources(size_t i) {
     n.second = gn.inputs.size() > 1 ? gn.inputs[1] : gn.inputs[0];
     n.top_k = gn.IntAttr("top_k").value_or(graph_.Dim("top_k").value_or(0));
     n.experts_total = gn.IntAttr("experts_total").value_or(0);
+    n.busiest_of = std::max<int64_t>(1, gn.IntAttr("busiest_of").value_or(1));
   } else if (n.cls == KernelClass::kGemm && ir::Family(gn.op) == OpFamily::kMatMul) {
     n.main = gn.outputs[0];
     n.second = gn.inputs[0];
@@ -380,13 +382,16 @@ double Rows(const ir::Tensor& t, const int64_t* dims) {
 // Routed experts: x [rows, k], w [E, out, k]. Rows are tokens (gate-up) or token·expert rows
 // (down), or already this device's routed rows under expert parallelism (experts_total > 0);
 // the active experts are E·(1−(1−k/E_total)^T) for the T tokens behind them, as the ledger
-// counts them.
+// counts them (under expert parallelism the busiest of `busiest_of` devices' count,
+// cost::ExpertParallelActive).
 void ExpertShape(double rows, double experts, double out, double top_k, double experts_total,
-                 bool down, KernelShape& s) {
+                 int64_t busiest_of, bool down, KernelShape& s) {
   double routed = rows, active = 0;
   if (experts_total > 0) {
-    const double group_tokens = rows * experts_total / (experts * top_k);
-    active = experts * (1 - std::pow(1 - top_k / experts_total, group_tokens));
+    active = cost::ExpertParallelActive(rows, static_cast<uint64_t>(experts),
+                                        static_cast<uint64_t>(top_k),
+                                        static_cast<uint64_t>(experts_total),
+                                        static_cast<uint64_t>(busiest_of));
   } else {
     const double tokens = down ? rows / top_k : rows;
     routed = tokens * top_k;
@@ -469,7 +474,7 @@ KernelInput StepPredictor::Describe(size_t index, const cost::NodeCost& cost,
     if (t1.shape.size() == 3 && n.top_k > 0) {
       ExpertShape(Rows(t0, d0), static_cast<double>(d1[0]), static_cast<double>(d1[1]),
                   static_cast<double>(n.top_k), static_cast<double>(n.experts_total),
-                  gn.op == OpKind::kExpertDown, in.shape);
+                  n.busiest_of, gn.op == OpKind::kExpertDown, in.shape);
       in.shape.k = static_cast<double>(d1[2]);
     }
   } else if (t1.shape.size() == 4 && d1[0] > 0 && n.heads > 0) {

@@ -1110,7 +1110,11 @@ class Builder {
       routed_in = Linear(Cat(p, "fc1_latent_proj"), x, m.latent, WeightRole::kOtherMatrix, i,
                          spec_.mlp.bias, recipe_.gemm_input);
     }
-    if (ep) expert_attrs.emplace_back("experts_total", full_.moe.experts);
+    // The layer waits for the device that reads the most experts (cost/expert_balance.h).
+    if (ep) {
+      expert_attrs.emplace_back("experts_total", full_.moe.experts);
+      expert_attrs.emplace_back("busiest_of", shard_.ep);
+    }
     if (dispatch) {
       const TensorId local_in = routed_in;
       routed_in = Act(Cat(p, "experts.dispatch.out"), {rows, w_expr}, g_.tensors[local_in].format);
