@@ -13,6 +13,7 @@
 #include "device/device.h"
 #include "llm/serving.h"
 #include "report/render.h"
+#include "cost/expert_balance.h"
 #include "sweep/step_plan.h"
 #include "sweep/sweep.h"
 
@@ -82,6 +83,41 @@ void SweepPoints(benchmark::State& state, const std::optional<std::string>& engi
 void BM_SweepPointRoofline(benchmark::State& state) { SweepPoints(state, std::nullopt); }
 void BM_SweepPointPredicted(benchmark::State& state) { SweepPoints(state, "vllm"); }
 
+// An expert-parallel sweep point: DeepSeek-V3 at --ep 8 on H200 (batch 1..4 × 16 contexts,
+// decode), whose routed experts are costed on the busiest of the 8 devices
+// (cost/expert_balance.h) at every point.
+void BM_SweepPointExpertParallel(benchmark::State& state) {
+  static llm::Model model = *llm::OpenModel("deepseek-v3");
+  sweep::SweepSpec spec;
+  spec.model = &model;
+  spec.batches = {1, 2, 3, 4};
+  for (int64_t c = 0; c < 16; ++c) spec.contexts.push_back(1024 + 256 * c);
+  spec.devices = {*device::ResolveDevice("h200")};
+  spec.weights = {std::nullopt};
+  spec.eps = {8};
+  spec.threads = 1;
+  size_t points = 0;
+  for (auto _ : state) {
+    auto rep = sweep::RunSweep(spec);
+    points = rep->rows.size();
+    benchmark::DoNotOptimize(rep->rows.data());
+  }
+  state.counters["ns_per_point"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * points),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// The busiest device's expert count alone (arg 1: the mean device's, arg 8: the busiest of 8),
+// at DeepSeek-V3's 32 experts a device and the token counts of a decode batch.
+void BM_ExpertParallelActive(benchmark::State& state) {
+  const auto busiest_of = static_cast<uint64_t>(state.range(0));
+  double rows = 1;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(cost::ExpertParallelActive(rows, 32, 8, 256, busiest_of));
+    rows = rows >= 64 ? 1 : rows + 1;
+  }
+}
+
 // The same points rendered as CSV.
 void BM_SweepLlama2Decode65536Csv(benchmark::State& state) {
   Fixture& f = Llama2Sweep();
@@ -128,6 +164,8 @@ BENCHMARK(BM_SweepLlama2Decode65536)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SweepLlama2Decode65536Csv)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SweepPointRoofline)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SweepPointPredicted)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SweepPointExpertParallel)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ExpertParallelActive)->Arg(1)->Arg(8);
 BENCHMARK(BM_CompilePlanLlama2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PlanTimeBlock)->Unit(benchmark::kMicrosecond);
 
