@@ -397,8 +397,9 @@ TEST(Checkpoint, MtpModuleTensorsAreTheConfigsModules) {
   EXPECT_EQ(exact.mtp.size(), 13u);
 
   // Qwen's names: mtp.fc, mtp.pre_fc_norm_*, mtp.norm, mtp.layers.0.*.
-  for (const char* name : {"mtp.fc.weight", "mtp.pre_fc_norm_embedding.weight", "mtp.norm.weight",
-                           "mtp.layers.0.self_attn.q_proj.weight", "model.layers.1.mlp.up_proj.weight"}) {
+  for (const char* name :
+       {"mtp.fc.weight", "mtp.pre_fc_norm_embedding.weight", "mtp.norm.weight",
+        "mtp.layers.0.self_attn.q_proj.weight", "model.layers.1.mlp.up_proj.weight"}) {
     EXPECT_TRUE(IsMtpTensor(spec, name)) << name;
   }
   for (const char* name : {"model.layers.0.mlp.up_proj.weight", "model.layers.2.mlp.up_proj.weight",

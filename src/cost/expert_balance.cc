@@ -47,7 +47,7 @@ double ExpectedMaxBinomial(uint64_t n, double p, uint64_t m) {
     // Σ_j P(max > j) = Σ_j (1 − F(j)^m); past the upper tail the terms are ≈ m·(1 − F(j)).
     return SumOverCdf(
         n, p, [&](double cdf) { return 1 - std::pow(cdf, md); },
-        [&](double cdf, double t) { return cdf > 0.5 && t < kNegligible; });  // past the mode
+        [&](double cdf, double t) { return cdf > 0.5 && t < kNegligible; });  // past the median
   }
   // Most experts used: max X = n − min U with U = n − X ~ Binomial(n, 1 − p), and
   // E[min U] = Σ_j P(min > j) = Σ_j (1 − G(j))^m, G the CDF of U.

@@ -297,7 +297,9 @@ RuleResult ExpertsRule(const RuleInput& in, NodeCost& c, std::vector<std::string
                               " must be >= the device's experts and top_k");
     }
     const int64_t busiest_of = in.node.IntAttr("busiest_of").value_or(1);
-    if (busiest_of < 1) return BadInput(in, "busiest_of " + std::to_string(busiest_of) + " must be >= 1");
+    if (busiest_of < 1) {
+      return BadInput(in, "busiest_of " + std::to_string(busiest_of) + " must be >= 1");
+    }
     return ExpertParallelCost(in, x, w, top_k, static_cast<uint64_t>(*experts_total),
                               static_cast<uint64_t>(busiest_of), c, assumptions);
   }

@@ -373,8 +373,9 @@ void Summarize(CheckpointComparison& out, const hf::ModelSpec& spec, uint64_t pa
   }
   // A checkpoint may leave the MTP modules out (none found: nothing to check).
   if (!out.mtp.empty() && out.mtp_parameters != params_mtp) {
-    out.warnings.push_back("the checkpoint's " + std::to_string(out.mtp.size()) + " MTP tensor(s) (" +
-                           List(out.mtp, 2) + ") hold " + std::to_string(out.mtp_parameters) +
+    out.warnings.push_back("the checkpoint's " + std::to_string(out.mtp.size()) +
+                           " MTP tensor(s) (" + List(out.mtp, 2) + ") hold " +
+                           std::to_string(out.mtp_parameters) +
                            " parameters, the config's " + std::to_string(spec.mtp.modules) +
                            " MTP module(s) " + std::to_string(params_mtp));
   }
