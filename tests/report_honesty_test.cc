@@ -281,6 +281,20 @@ TEST(Warnings, AStepFarUnderAKernelLaunchPerNodeSaysLaunchOverheadIsNotModelled)
   EXPECT_EQ(Opscope("llm llama-3.1-8b").err, "");
 }
 
+// The predicted block of a batch the devices cannot hold says so beside its figures (the
+// serving block's "does NOT fit" is a screen above them); a batch that fits says nothing.
+TEST(Predicted, ABatchMemoryCannotHoldIsSaidBesideTheFigures) {
+  const Outcome big = Opscope("llm llama-3.1-70b --device h100-sxm --batch 8 --gen-len 16");
+  ASSERT_EQ(big.status, 0) << big.err;
+  const std::string predicted = big.out.substr(big.out.find("predicted (engine"));
+  EXPECT_TRUE(Has(predicted, "  memory fit       does NOT fit (max batch 0 at this context): "
+                             "the figures are of a run the devices cannot hold"))
+      << predicted;
+  const Outcome fits = Opscope("llm llama-3.1-70b --device h100-sxm --tp 4 --batch 8 --gen-len 16");
+  ASSERT_EQ(fits.status, 0) << fits.err;
+  EXPECT_FALSE(Has(fits.out, "does NOT fit")) << fits.out;
+}
+
 // ---- model_type as people type it ------------------------------------------------------------
 
 std::string LlamaConfig(const std::string& model_type) {

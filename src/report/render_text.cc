@@ -225,6 +225,11 @@ void Predicted(Text& t, const LlmSection& section) {
   if (p.tpot_s) t.Line("  time per output token " + HumanSeconds(*p.tpot_s) + Floor(p.tpot_floor_s));
   if (p.e2e_s) t.Line("  whole request    " + HumanSeconds(*p.e2e_s));
   t.Line("  throughput       " + Fixed(p.tokens_per_s, 1) + " tokens/s");
+  // A batch memory cannot hold is not a run the engine would make: say so next to its figures.
+  if (!l.fits) {
+    t.Line("  memory fit       does NOT fit (max batch " + std::to_string(l.max_batch) +
+           " at this context): the figures are of a run the devices cannot hold");
+  }
   if (p.dynamics) Dynamics(t, *p.dynamics);
   const std::string kernels = KernelErrors(p);
   if (!kernels.empty()) t.Line("  kernel fit error " + kernels);
