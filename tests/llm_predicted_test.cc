@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -457,7 +458,7 @@ TEST(Predicted, ServingModesErrorsNameTheirOption) {
   auto p = ServingPredictor::Make(run->serving, {}, "vllm");
   ASSERT_TRUE(p);
   ServingModes modes;
-  modes.speculative = Speculative{3, 0.7};
+  modes.speculative = Speculative{3, 0.7, std::nullopt};
   auto f = p->Predict(Make("llama-3.1-8b", "h100-sxm").workload, modes);
   ASSERT_FALSE(f);  // Llama has no MTP module
   EXPECT_NE(f.error().message.find("--speculative"), std::string::npos);
@@ -517,7 +518,7 @@ TEST(Predicted, SpeculativeAndDisaggregatedOnDeepSeek) {
   auto plain = p->Predict(r.workload);
   ASSERT_TRUE(plain);
   ServingModes spec;
-  spec.speculative = Speculative{1, 0.8};
+  spec.speculative = Speculative{1, 0.8, std::nullopt};
   auto mtp = p->Predict(r.workload, spec);
   ASSERT_TRUE(mtp) << mtp.error().message;
   EXPECT_DOUBLE_EQ(mtp->dynamics->tokens_per_step, 1.8);
@@ -529,6 +530,106 @@ TEST(Predicted, SpeculativeAndDisaggregatedOnDeepSeek) {
   EXPECT_EQ(dis->dynamics->mode, "disaggregated");
   EXPECT_GT(dis->dynamics->figures.kv_transfer_s, 0);
   EXPECT_LE(*dis->tpot_s, *plain->tpot_s);  // no prompt chunks interleaved with decode
+}
+
+// --speculative draft:N --draft-model M: N draft tokens a step from a separate model, deployed
+// at the target's tensor parallelism. Each draft token costs the draft model's own decode
+// kernels at the mean context — so two drafts' TPOTs differ by exactly N times the difference
+// of their decode kernels (as `opscope llm DRAFT --tp T` predicts them), at acceptance 0 — and
+// the step yields Σ R^i tokens: acceptance 1 divides TPOT by N + 1.
+TEST(Predicted, ADraftModelCostsItsOwnDecodeKernelsPerDraftToken) {
+  Request target = Make("qwen3-32b", "h200", 2);
+  target.workload.batch = 1;
+  target.workload.prompt = 1024;
+  target.workload.context = 1024;
+  target.workload.gen_len = 256;
+  auto run = RunLlm(target);
+  ASSERT_TRUE(run) << run.error().message;
+  auto p = ServingPredictor::Make(run->serving, target.degrees, "vllm");
+  ASSERT_TRUE(p);
+  const auto tpot = [&](const std::string& draft, double acceptance) {
+    ServingModes modes;
+    modes.speculative = Speculative{3, acceptance, draft};
+    auto f = p->Predict(target.workload, modes);
+    EXPECT_TRUE(f) << f.error().message;
+    return f ? *f->tpot_s : 0.0;
+  };
+  // The draft's decode kernels: one sequence at the mean decode context 1024 + 255/2.
+  const auto kernels = [&](const std::string& draft) {
+    Request d = Make(draft, "h200", 2);
+    d.workload.batch = 1;
+    d.workload.context = 1024 + 255 / 2;
+    d.workload.gen_len.reset();
+    auto r = RunLlm(d);
+    EXPECT_TRUE(r) << r.error().message;
+    auto dp = ServingPredictor::Make(r->serving, d.degrees, "vllm");
+    auto f = dp->Predict(d.workload, {}, 0);
+    EXPECT_TRUE(f) << f.error().message;
+    double sum = 0;
+    for (double t : f->node_time_s) sum += t;
+    return sum;
+  };
+  const double small = tpot("qwen3-8b", 0), large = tpot("qwen3-30b-a3b", 0);
+  EXPECT_NEAR(large - small, 3 * (kernels("qwen3-30b-a3b") - kernels("qwen3-8b")), 1e-9);
+  EXPECT_NEAR(tpot("qwen3-8b", 1) * 4, small, 1e-12);
+  EXPECT_LT(tpot("qwen3-8b", 0.9), tpot("qwen3-8b", 0.5));
+  // A draft never predicts faster than the floor of N + 1 tokens a step.
+  ServingModes modes;
+  modes.speculative = Speculative{3, 1.0, std::string("qwen3-8b")};
+  auto best = p->Predict(target.workload, modes);
+  ASSERT_TRUE(best);
+  EXPECT_GE(*best->tpot_s, *best->tpot_floor_s);
+  EXPECT_TRUE(std::any_of(best->notes.begin(), best->notes.end(), [](const std::string& n) {
+    return n.rfind("speculative: draft model qwen3-8b (tp 2), 3 draft tokens", 0) == 0;
+  }));
+}
+
+// The draft model's errors name --draft-model: a model opscope cannot open, another vocabulary
+// (a draft proposes the target's tokens), a split the draft cannot take; and the options go
+// together (draft:N with --draft-model, mtp:N without).
+TEST(Predicted, DraftModelErrorsNameTheOption) {
+  Request target = Make("qwen3-32b", "h200", 8);
+  auto run = RunLlm(target);
+  ASSERT_TRUE(run);
+  auto p = ServingPredictor::Make(run->serving, target.degrees, "vllm");
+  ASSERT_TRUE(p);
+  // A Qwen3 draft of 20 attention heads: not split 8 ways.
+  const auto odd = std::filesystem::temp_directory_path() /
+                   ("opscope_draft_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(odd) << R"({"model_type": "qwen3", "hidden_size": 2560, "num_hidden_layers": 4,
+      "num_attention_heads": 20, "num_key_value_heads": 4, "head_dim": 128,
+      "intermediate_size": 9728, "vocab_size": 151936, "torch_dtype": "bfloat16"})";
+  for (const auto& [draft, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"no-such-model", "option '--draft-model': model 'no-such-model'"},
+           {"llama-3.1-8b", "option '--draft-model': llama-3.1-8b's vocabulary (128256 tokens) "
+                            "is not qwen3-32b's (151936): a draft model proposes the target's "
+                            "tokens"},
+           {odd.string(), "option '--draft-model': " + odd.string() + " cannot run at the "
+                          "target's tp 8: "}}) {
+    ServingModes modes;
+    modes.speculative = Speculative{2, 0.7, draft};
+    auto f = p->Predict(target.workload, modes);
+    ASSERT_FALSE(f) << draft;
+    EXPECT_EQ(f.error().message.rfind(needle, 0), 0u) << f.error().message;
+  }
+  std::filesystem::remove(odd);
+  EXPECT_NE(ParseSpeculative("draft:2", 0.7).error().message.find("needs the draft model, "
+                                                                 "--draft-model M"),
+            std::string::npos);
+  EXPECT_NE(ParseSpeculative("mtp:2", 0.7, std::string("qwen3-8b")).error().message.find(
+                "option '--draft-model': only with --speculative draft:N"),
+            std::string::npos);
+  PredictTexts texts;
+  texts.draft_model = "qwen3-8b";
+  EXPECT_NE(ParsePredictOptions(texts).error().message.find(
+                "option '--draft-model': only with --speculative draft:N"),
+            std::string::npos);
+  texts.speculative = "draft:2";
+  texts.acceptance = 0.7;
+  auto ok = ParsePredictOptions(texts);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->speculative->draft_model, std::optional<std::string>("qwen3-8b"));
+  EXPECT_EQ(ok->speculative->drafts, 2);
 }
 
 // ---- The command ------------------------------------------------------------------------------

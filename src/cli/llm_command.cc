@@ -124,7 +124,11 @@ Command AddLlmCommand(CLI::App& root) {
   app->add_option("--prefill-tp", o->predict.prefill_tp, "With --disagg: a prefill worker's tensor-parallel degree (default: --tp)");
   app->add_option("--decode-tp", o->predict.decode_tp, "With --disagg: a decode worker's tensor-parallel degree (default: --tp)");
   app->add_option("--speculative", o->predict.speculative,
-                  "Predict speculative decoding: mtp:N draft tokens from the model's MTP module");
+                  "Predict speculative decoding: mtp:N draft tokens from the model's MTP module, "
+                  "or draft:N from a --draft-model");
+  app->add_option("--draft-model", o->predict.draft_model,
+                  "With --speculative draft:N: the draft model (preset, config.json or model "
+                  "folder), deployed at the target's tensor parallelism");
   app->add_option("--acceptance", o->predict.acceptance,
                   "With --speculative: probability each draft token is accepted, in [0, 1]");
   app->add_option("--lengths", o->predict.lengths,

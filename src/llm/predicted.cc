@@ -14,6 +14,7 @@
 #include "predict/accuracy.h"
 #include "predict/predict.h"
 #include "predict/profile.h"
+#include "support/human_units.h"
 
 namespace opscope::llm {
 namespace {
@@ -309,9 +310,10 @@ struct ClockError {
 // The steps the dynamics ask one worker for, each timed once (cached).
 class Clocks {
  public:
+  // `draft`: the draft model's timer for --speculative draft:N (nullptr: the MTP modules).
   Clocks(const Timer& timer, int64_t context, const std::optional<Speculative>& spec,
-         ClockError& error)
-      : timer_(timer), context_(context), spec_(spec), error_(error) {}
+         ClockError& error, const Timer* draft = nullptr)
+      : timer_(timer), context_(context), spec_(spec), error_(error), draft_(draft) {}
 
   StepClock Clock() {
     return {[this](int64_t seqs) { return Decode(std::max<int64_t>(1, seqs)); },
@@ -338,25 +340,42 @@ class Clocks {
   Result<double> TimeMixed(int64_t seqs, int64_t chunk, int64_t offset) const;
   Result<double> DraftTime(int64_t seqs) const;
 
+  Result<double> DraftModelTime(int64_t seqs) const;
+
   const Timer& timer_;
   int64_t context_;
   const std::optional<Speculative>& spec_;
   ClockError& error_;
+  const Timer* draft_;
   std::map<int64_t, double> decode_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, double> mixed_;
 };
 
 // A decode step of `seqs` sequences at the mean context; speculative: the verify step (N + 1
-// rows per sequence) and N draft steps of the MTP module.
+// rows per sequence) and N draft steps of the MTP module or the draft model.
 Result<double> Clocks::TimeDecode(int64_t seqs) const {
   const int64_t s = DeviceSeqs(seqs);
   if (!spec_) return timer_.Step(seqs, DecodeBindings(s, context_), true);
   const int64_t rows = spec_->drafts + 1;
   auto verify = timer_.Step(seqs, Bindings(s * rows, s, context_), true);
   if (!verify) return verify;
-  auto draft = DraftTime(s);
+  auto draft = draft_ != nullptr ? DraftModelTime(seqs) : DraftTime(s);
   if (!draft) return draft;
   return *verify + static_cast<double>(spec_->drafts) * *draft;
+}
+
+// One draft token of the draft model for `seqs` sequences: its decode step's kernels on its
+// deployment (the device's share of the sequences at the mean context), as the MTP module's
+// draft token is its kernels alone — the draft steps run inside the target's scheduler step.
+Result<double> Clocks::DraftModelTime(int64_t seqs) const {
+  const int64_t s = draft_->serving().deployment().Split(seqs).seqs;
+  double kernels_s = 0;
+  for (size_t k = 0; k < draft_->stage_count(); ++k) {
+    auto p = draft_->Stage(k, DecodeBindings(s, context_), true);
+    if (!p) return std::unexpected(p.error());
+    for (double t : p->prediction.node_time_s) kernels_s += t;
+  }
+  return kernels_s;
 }
 
 // One draft token of the MTP module at `s` sequences per device, from the decode step's nodes:
@@ -528,17 +547,29 @@ Result<Disagg> ParseDisagg(std::string_view text) {
   return g;
 }
 
-Result<Speculative> ParseSpeculative(std::string_view text, double acceptance) {
+Result<Speculative> ParseSpeculative(std::string_view text, double acceptance,
+                                     std::optional<std::string> draft_model) {
   std::optional<int64_t> n;
+  const bool draft = text.starts_with("draft:");
   if (text.starts_with("mtp:")) n = ParseInt(text.substr(4));
+  if (draft) n = ParseInt(text.substr(6));
   if (!n || *n < 1 || *n > 16) {
-    return MakeError("option '--speculative': expected mtp:N with N draft tokens in 1..16, got '" +
+    return MakeError("option '--speculative': expected mtp:N (the model's MTP modules) or "
+                     "draft:N (a --draft-model) with N draft tokens in 1..16, got '" +
                      std::string(text) + "'");
   }
   if (!(acceptance >= 0 && acceptance <= 1)) {
     return MakeError("option '--acceptance': must be in [0, 1], got " + std::to_string(acceptance));
   }
-  return Speculative{*n, acceptance};
+  if (draft && (!draft_model || draft_model->empty())) {
+    return MakeError("option '--speculative': draft:N needs the draft model, --draft-model M (a "
+                     "preset, config.json or model folder)");
+  }
+  if (!draft && draft_model) {
+    return MakeError("option '--draft-model': only with --speculative draft:N (mtp:N drafts with "
+                     "the model's own MTP modules)");
+  }
+  return Speculative{*n, acceptance, draft ? std::move(draft_model) : std::nullopt};
 }
 
 
@@ -575,13 +606,58 @@ struct RequestShape {
   ServingLoad load;
   int64_t context = 0;  // the mean decode context I + (O − 1)/2
   std::optional<Speculative> spec;
+  const Timer* draft = nullptr;  // --speculative draft:N: the draft model's timer
 };
+
+// The draft model of --speculative draft:N, deployed beside the target: the target's
+// tensor-parallel degree and attention replicas (vLLM, SGLang and TensorRT-LLM run a draft
+// model at the target's tensor parallelism by default), no experts spread, no stages.
+struct DraftModel {
+  std::shared_ptr<const ModelBuild> build;
+  std::unique_ptr<Serving> serving;
+  std::unique_ptr<Timer> timer;
+};
+
+Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target,
+                                  const Engine& engine) {
+  const auto fail = [&](const std::string& why) {
+    return MakeError("option '--draft-model': " + why);
+  };
+  auto model = OpenModel(name);
+  if (!model) return fail(model.error().message);
+  const int64_t vocab = model->spec.vocab, target_vocab = target.build().model.spec.vocab;
+  if (vocab != target_vocab) {
+    return fail(model->name + "'s vocabulary (" + std::to_string(vocab) + " tokens) is not " +
+                target.build().model.name + "'s (" + std::to_string(target_vocab) +
+                "): a draft model proposes the target's tokens");
+  }
+  DraftModel d;
+  auto build = BuildModel(std::move(*model), RecipeOptions{});
+  if (!build) return fail(build.error().message);
+  d.build = std::move(*build);
+  const Deployment& t = target.deployment();
+  Degrees degrees;
+  degrees.tp = t.tp;
+  if (t.dp_attention > 1) degrees.dp_attention = t.dp_attention;
+  std::string why;
+  auto serving = Serving::Deploy(d.build, degrees, target.device(), why);
+  if (!serving) return fail(serving.error().message);
+  if (!*serving) {
+    return fail(d.build->model.name + " cannot run at the target's tp " + std::to_string(t.tp) +
+                ": " + why);
+  }
+  d.serving = std::make_unique<Serving>(std::move(**serving));
+  auto timer = Timer::Make(*d.serving, engine);
+  if (!timer) return std::unexpected(timer.error());
+  d.timer = std::move(*timer);
+  return d;
+}
 
 // Aggregated: one worker, the request's steps composed and timed on it.
 Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, int64_t chunk,
                                     bool fixed_lengths) {
   ClockError error;
-  Clocks clocks(timer, r.context, r.spec, error);
+  Clocks clocks(timer, r.context, r.spec, error, r.draft);
   PredictedDynamics d;
   d.mode = "aggregated";
   d.chunk_tokens = chunk;
@@ -612,7 +688,7 @@ Result<PredictedDynamics> DisaggregateOn(const Timer& prefill, const Timer& deco
   const double transfer_s = static_cast<double>(bytes) / link->first + link->second;
   ClockError error;
   Clocks prefill_clocks(prefill, r.context, std::nullopt, error);
-  Clocks decode_clocks(decode, r.context, r.spec, error);
+  Clocks decode_clocks(decode, r.context, r.spec, error, r.draft);
   PredictedDynamics d;
   d.mode = "disaggregated";
   d.chunk_tokens = chunk;
@@ -668,10 +744,24 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   r.load.prefill_first = engine.profile->defaults.prefill_first;
   r.context = r.load.prompt + (r.load.gen_len - 1) / 2;
   r.spec = o.speculative;
+  std::optional<DraftModel> draft;
   if (o.speculative) {
-    if (serving.build().model.spec.mtp.modules == 0) {
+    if (o.speculative->draft_model) {
+      auto made = MakeDraftModel(*o.speculative->draft_model, serving, engine);
+      if (!made) return std::unexpected(made.error());
+      draft = std::move(*made);
+      r.draft = draft->timer.get();
+      const Deployment& dd = draft->serving->deployment();
+      out.notes.push_back(
+          "speculative: draft model " + draft->build->model.name + " (tp " +
+          std::to_string(dd.tp) + "), " + std::to_string(o.speculative->drafts) +
+          " draft tokens a step at its decode kernels' time; its weights (" +
+          HumanBytes(static_cast<double>(draft->serving->largest_share().weight_bytes)) +
+          " per device) and KV cache are not in the memory fit");
+    } else if (serving.build().model.spec.mtp.modules == 0) {
       return MakeError("option '--speculative': " + serving.build().model.name +
-                       " has no multi-token-prediction modules (num_nextn_predict_layers)");
+                       " has no multi-token-prediction modules (num_nextn_predict_layers); "
+                       "draft:N --draft-model M drafts with a separate model");
     }
     r.load.tokens_per_step = ExpectedTokensPerStep(o.speculative->drafts, o.speculative->acceptance);
   }
@@ -896,10 +986,14 @@ Result<PredictOptions> ParsePredictOptions(const PredictTexts& texts) {
   }
   if (texts.speculative.has_value() != texts.acceptance.has_value()) {
     return MakeError(texts.speculative ? "option '--speculative': needs --acceptance R"
-                                       : "option '--acceptance': only with --speculative mtp:N");
+                                       : "option '--acceptance': only with --speculative mtp:N "
+                                         "or draft:N");
+  }
+  if (texts.draft_model && !texts.speculative) {
+    return MakeError("option '--draft-model': only with --speculative draft:N");
   }
   if (texts.speculative) {
-    auto speculative = ParseSpeculative(*texts.speculative, *texts.acceptance);
+    auto speculative = ParseSpeculative(*texts.speculative, *texts.acceptance, texts.draft_model);
     if (!speculative) return std::unexpected(speculative.error());
     options.speculative = *speculative;
   }

@@ -38,13 +38,18 @@ struct Disagg {
 Result<Disagg> ParseDisagg(std::string_view text);
 
 // --speculative mtp:N --acceptance R: N draft tokens from the model's MTP module(s) per step,
-// each accepted with probability R (until the first rejection).
+// each accepted with probability R (until the first rejection). --speculative draft:N
+// --draft-model M: the N draft tokens come from a separate draft model M (a preset, config.json
+// or model folder), deployed beside the target at its tensor-parallel degree.
 struct Speculative {
   int64_t drafts = 0;
   double acceptance = 0;
+  std::optional<std::string> draft_model;  // draft:N; nullopt: mtp:N
 };
-// "mtp:N" with N in 1..16; the error names --speculative.
-Result<Speculative> ParseSpeculative(std::string_view text, double acceptance);
+// "mtp:N" or "draft:N" with N in 1..16; draft:N needs `draft_model`, mtp:N takes none. Errors
+// name --speculative, --acceptance or --draft-model.
+Result<Speculative> ParseSpeculative(std::string_view text, double acceptance,
+                                     std::optional<std::string> draft_model = std::nullopt);
 
 // How the requests are served (default: aggregated continuous batching, no speculation,
 // lengths that vary from request to request).
@@ -65,12 +70,14 @@ struct PredictOptions : ServingModes {
 };
 
 // The prediction options as a user types them (the CLI's --engine, --disagg P:D,
-// --prefill-tp, --decode-tp, --speculative mtp:N, --acceptance R, --lengths varied|fixed;
+// --prefill-tp, --decode-tp, --speculative mtp:N|draft:N, --acceptance R, --draft-model M,
+// --lengths varied|fixed;
 // Python's keywords of the same names), checked together: --prefill-tp/--decode-tp only with
 // --disagg, --speculative and --acceptance only together, --lengths fixed not with --disagg.
 // Errors name the option.
 struct PredictTexts {
   std::optional<std::string> engine, disagg, speculative, lengths;
+  std::optional<std::string> draft_model;  // --draft-model (with --speculative draft:N)
   std::optional<int64_t> prefill_tp, decode_tp;
   std::optional<double> acceptance;
 };

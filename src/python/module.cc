@@ -145,7 +145,8 @@ PYBIND11_MODULE(_opscope, m) {
          std::optional<std::string> model_type, std::optional<std::string> engine,
          std::optional<std::string> disagg, std::optional<int64_t> prefill_tp,
          std::optional<int64_t> decode_tp, std::optional<std::string> speculative,
-         std::optional<double> acceptance, std::optional<std::string> lengths) {
+         std::optional<double> acceptance, std::optional<std::string> lengths,
+         std::optional<std::string> draft_model) {
         opscope::llm::Request r;
         r.model = std::move(model);
         r.parse.model_type = std::move(model_type);
@@ -154,8 +155,16 @@ PYBIND11_MODULE(_opscope, m) {
         r.device = std::move(device);
         r.degrees = {tp, ep, pp, dp_attention, gpus_per_node, micro_batches};
         r.workload = {ParsePhase(phase), batch, context, prompt, gen_len, mem_util};
-        return Llm(r, {std::move(engine), std::move(disagg), std::move(speculative),
-                       std::move(lengths), prefill_tp, decode_tp, acceptance});
+        opscope::llm::PredictTexts texts;
+        texts.engine = std::move(engine);
+        texts.disagg = std::move(disagg);
+        texts.speculative = std::move(speculative);
+        texts.lengths = std::move(lengths);
+        texts.draft_model = std::move(draft_model);
+        texts.prefill_tp = prefill_tp;
+        texts.decode_tp = decode_tp;
+        texts.acceptance = acceptance;
+        return Llm(r, texts);
       },
       py::kw_only(), py::arg("model"), py::arg("device"), py::arg("batch"), py::arg("context"),
       py::arg("phase"), py::arg("prompt"), py::arg("gen_len"), py::arg("weights"),
@@ -163,7 +172,7 @@ PYBIND11_MODULE(_opscope, m) {
       py::arg("tp"), py::arg("ep"), py::arg("pp"), py::arg("dp_attention"),
       py::arg("gpus_per_node"), py::arg("micro_batches"), py::arg("model_type"),
       py::arg("engine"), py::arg("disagg"), py::arg("prefill_tp"), py::arg("decode_tp"),
-      py::arg("speculative"), py::arg("acceptance"), py::arg("lengths"));
+      py::arg("speculative"), py::arg("acceptance"), py::arg("lengths"), py::arg("draft_model"));
 
   m.def("analyze", &Analyze, py::kw_only(), py::arg("path"), py::arg("device"), py::arg("dims"),
         py::arg("inputs"));

@@ -28,6 +28,10 @@ LLM_CASES = [
      dict(tp=4, device="h200", gen_len=32, disagg="1:1")),
     (["llama-3.1-8b", "--batch", "8", "--prompt", "1024", "--gen-len", "64", "--lengths", "fixed"],
      dict(batch=8, prompt=1024, gen_len=64, lengths="fixed")),
+    (["qwen3-32b", "--tp", "2", "--device", "h200", "--gen-len", "64", "--speculative", "draft:3",
+      "--draft-model", "qwen3-8b", "--acceptance", "0.7"],
+     dict(tp=2, device="h200", gen_len=64, speculative="draft:3", draft_model="qwen3-8b",
+          acceptance=0.7)),
 ]
 
 
@@ -43,6 +47,9 @@ def test_prediction_options_are_checked_as_on_the_command_line():
         opscope.llm("llama-3.1-8b", prefill_tp=2)
     with pytest.raises(opscope.Error, match="--lengths"):
         opscope.llm("llama-3.1-8b", gen_len=8, lengths="same")
+    with pytest.raises(opscope.Error, match="--draft-model"):
+        opscope.llm("llama-3.1-8b", gen_len=8, speculative="draft:2", acceptance=0.5,
+                    draft_model="qwen3-8b")
 
 
 ANALYZE_CASES = [

@@ -84,7 +84,7 @@ def llm(model, device="h100-sxm", batch=1, context=4096, phase="decode", *, prom
         gen_len=None, weights=None, activations=None, kv_dtype=None, state_dtype=None,
         mem_util=0.9, tp=1, ep=1, pp=1, dp_attention=None, gpus_per_node=None,
         micro_batches=None, model_type=None, engine=None, disagg=None, prefill_tp=None,
-        decode_tp=None, speculative=None, acceptance=None, lengths=None):
+        decode_tp=None, speculative=None, acceptance=None, lengths=None, draft_model=None):
     """One engine step of an LLM on a device: ``opscope llm MODEL --format json``.
 
     model:     a built-in preset ("llama-3.1-8b", see presets()), a Hugging Face config.json,
@@ -108,7 +108,9 @@ def llm(model, device="h100-sxm", batch=1, context=4096, phase="decode", *, prom
                engine, see docs/engines.md). The prediction is the report's ["llm"]["predicted"].
     disagg, prefill_tp, decode_tp: disaggregated serving "P:D" (prefill and decode workers)
                and each worker's tensor-parallel degree.
-    speculative, acceptance: speculative decoding "mtp:N" with acceptance rate R.
+    speculative, acceptance, draft_model: speculative decoding with acceptance rate R, "mtp:N"
+               (the model's MTP modules) or "draft:N" with a draft model (draft_model: a preset,
+               config.json or model folder, deployed at the target's tensor parallelism).
     lengths:   "varied" (default) or "fixed": every request exactly prompt and gen_len tokens,
                as a fixed-length benchmark sends them (its requests then move in groups).
 
@@ -128,7 +130,8 @@ def llm(model, device="h100-sxm", batch=1, context=4096, phase="decode", *, prom
         dp_attention=dp_attention, gpus_per_node=gpus_per_node, micro_batches=micro_batches,
         model_type=model_type, engine=_path(engine),
         disagg=disagg, prefill_tp=prefill_tp, decode_tp=decode_tp, speculative=speculative,
-        acceptance=acceptance, lengths=lengths))
+        acceptance=acceptance, lengths=lengths,
+        draft_model=None if draft_model is None else _path(draft_model)))
 
 
 def _input_text(name, value):
