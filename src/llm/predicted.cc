@@ -609,16 +609,17 @@ struct RequestShape {
   const Timer* draft = nullptr;  // --speculative draft:N: the draft model's timer
 };
 
-// The draft model of --speculative draft:N, deployed beside the target: the target's
-// tensor-parallel degree and attention replicas (vLLM, SGLang and TensorRT-LLM run a draft
-// model at the target's tensor parallelism by default), no experts spread, no stages.
+// The draft model of --speculative draft:N, deployed beside the target's decoding devices: their
+// tensor-parallel degree `tp` (the decode workers' under --disagg) and the target's attention
+// replicas (vLLM, SGLang and TensorRT-LLM run a draft model at the target's tensor parallelism
+// by default), no experts spread, no stages.
 struct DraftModel {
   std::shared_ptr<const ModelBuild> build;
   std::unique_ptr<Serving> serving;
   std::unique_ptr<Timer> timer;
 };
 
-Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target,
+Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target, int64_t tp,
                                   const Engine& engine) {
   const auto fail = [&](const std::string& why) {
     return MakeError("option '--draft-model': " + why);
@@ -637,13 +638,13 @@ Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target
   d.build = std::move(*build);
   const Deployment& t = target.deployment();
   Degrees degrees;
-  degrees.tp = t.tp;
+  degrees.tp = tp;
   if (t.dp_attention > 1) degrees.dp_attention = t.dp_attention;
   std::string why;
   auto serving = Serving::Deploy(d.build, degrees, target.device(), why);
   if (!serving) return fail(serving.error().message);
   if (!*serving) {
-    return fail(d.build->model.name + " cannot run at the target's tp " + std::to_string(t.tp) +
+    return fail(d.build->model.name + " cannot run at the target's tp " + std::to_string(tp) +
                 ": " + why);
   }
   d.serving = std::make_unique<Serving>(std::move(**serving));
@@ -747,7 +748,10 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   std::optional<DraftModel> draft;
   if (o.speculative) {
     if (o.speculative->draft_model) {
-      auto made = MakeDraftModel(*o.speculative->draft_model, serving, engine);
+      // The draft runs beside the decoding devices: the decode workers' tp under --disagg.
+      const int64_t tp = o.disagg ? o.disagg->decode_tp.value_or(degrees.tp)
+                                  : serving.deployment().tp;
+      auto made = MakeDraftModel(*o.speculative->draft_model, serving, tp, engine);
       if (!made) return std::unexpected(made.error());
       draft = std::move(*made);
       r.draft = draft->timer.get();
