@@ -56,20 +56,20 @@ void BM_SweepLlama2Decode65536(benchmark::State& state) {
       static_cast<double>(state.iterations() * points), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// Issue 14: predictions may add at most 2x to a sweep point's cost. A 64-point sweep of
-// Llama-3.1-8B on H100 (batch 1..4 x 16 contexts) with and without --engine vllm, decode steps
-// (arg 0) and whole requests with --gen-len 128 (arg 1); compare ns_per_point.
-void SweepPoints(benchmark::State& state, const std::optional<std::string>& engine) {
-  static llm::Model model = *llm::OpenModel("llama-3.1-8b");
+// 64 points of `model` on `device` (batch 1..4 × 16 contexts from 1024), one thread.
+sweep::SweepSpec SixtyFourPoints(const llm::Model& model, const char* device) {
   sweep::SweepSpec spec;
   spec.model = &model;
   spec.batches = {1, 2, 3, 4};
   for (int64_t c = 0; c < 16; ++c) spec.contexts.push_back(1024 + 256 * c);
-  spec.devices = {*device::ResolveDevice("h100-sxm")};
+  spec.devices = {*device::ResolveDevice(device)};
   spec.weights = {std::nullopt};
   spec.threads = 1;
-  spec.engine = engine;
-  if (state.range(0) == 1) spec.gen_lens = {128};
+  return spec;
+}
+
+// The sweep of `spec` timed, with its cost per point.
+void TimeSweepPoints(benchmark::State& state, const sweep::SweepSpec& spec) {
   size_t points = 0;
   for (auto _ : state) {
     auto rep = sweep::RunSweep(spec);
@@ -80,6 +80,17 @@ void SweepPoints(benchmark::State& state, const std::optional<std::string>& engi
       static_cast<double>(state.iterations() * points),
       benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
+
+// Issue 14: predictions may add at most 2x to a sweep point's cost. A 64-point sweep of
+// Llama-3.1-8B on H100 (batch 1..4 x 16 contexts) with and without --engine vllm, decode steps
+// (arg 0) and whole requests with --gen-len 128 (arg 1); compare ns_per_point.
+void SweepPoints(benchmark::State& state, const std::optional<std::string>& engine) {
+  static llm::Model model = *llm::OpenModel("llama-3.1-8b");
+  sweep::SweepSpec spec = SixtyFourPoints(model, "h100-sxm");
+  spec.engine = engine;
+  if (state.range(0) == 1) spec.gen_lens = {128};
+  TimeSweepPoints(state, spec);
+}
 void BM_SweepPointRoofline(benchmark::State& state) { SweepPoints(state, std::nullopt); }
 void BM_SweepPointPredicted(benchmark::State& state) { SweepPoints(state, "vllm"); }
 
@@ -88,23 +99,9 @@ void BM_SweepPointPredicted(benchmark::State& state) { SweepPoints(state, "vllm"
 // (cost/expert_balance.h) at every point.
 void BM_SweepPointExpertParallel(benchmark::State& state) {
   static llm::Model model = *llm::OpenModel("deepseek-v3");
-  sweep::SweepSpec spec;
-  spec.model = &model;
-  spec.batches = {1, 2, 3, 4};
-  for (int64_t c = 0; c < 16; ++c) spec.contexts.push_back(1024 + 256 * c);
-  spec.devices = {*device::ResolveDevice("h200")};
-  spec.weights = {std::nullopt};
+  sweep::SweepSpec spec = SixtyFourPoints(model, "h200");
   spec.eps = {8};
-  spec.threads = 1;
-  size_t points = 0;
-  for (auto _ : state) {
-    auto rep = sweep::RunSweep(spec);
-    points = rep->rows.size();
-    benchmark::DoNotOptimize(rep->rows.data());
-  }
-  state.counters["ns_per_point"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * points),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  TimeSweepPoints(state, spec);
 }
 
 // The busiest device's expert count alone (arg 1: the mean device's, arg 8: the busiest of 8),
