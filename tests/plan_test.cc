@@ -291,6 +291,40 @@ TEST(Plan, FixedLengthPointsEqualOpscopeLlmFixedLengths) {
   ExpectPointsEqualOpscopeLlm("", " --lengths fixed");
 }
 
+// Under fixed lengths TTFT need not grow with the batch (a batch that completes a wave of
+// prompts can wait less than the one before: Llama-3.1-70B on 4 H200s under TensorRT-LLM, 4k
+// prompts, waits longer at batch 3 than at 4 or 5), so the search tries every ladder batch
+// rather than bisecting: the largest batch up to --max-batch that `opscope llm --lengths fixed`
+// says meets the target is on the front. (A bisection over 1..6 at this target tries 3, finds
+// it misses, and stops at 2.)
+TEST(Plan, FixedLengthsSearchSeesPastATtftDip) {
+  const std::string request = " --device h200 --engine trtllm --prompt 4096 --gen-len 1024"
+                              " --lengths fixed --format json";
+  std::vector<bool> meets;
+  for (int64_t batch = 1; batch <= 6; ++batch) {
+    const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(
+        "llm llama-3.1-70b --tp 4 --batch " + std::to_string(batch) + request));
+    ASSERT_EQ(o.status, 0) << o.err;
+    simdjson::dom::parser parser;
+    meets.push_back(parser.parse(o.out)["llm"]["predicted"]["ttft_s"].get_double().value() <= 0.54);
+  }
+  // The premise: 1 and 2 meet 540 ms, 3 misses, 4 or 5 meets again, 6 misses.
+  ASSERT_EQ(meets, (std::vector<bool>{true, true, false, true, true, false}));
+  const int64_t largest_meeting = 5;
+  const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(
+      "plan llama-3.1-70b --device h200 --gpus 4 --isl 4096 --osl 1024 --engine trtllm "
+      "--lengths fixed --ttft-ms 540 --max-batch 6 --format json"));
+  ASSERT_EQ(o.status, 0) << o.err;
+  simdjson::dom::parser parser;
+  int64_t largest_on_front = 0;
+  for (simdjson::dom::element p : parser.parse(o.out)["plan"]["front"].get_array()) {
+    if (std::string_view(p["mode"].get_string().value()) != "agg") continue;
+    if (p["tp"].get_int64().value() != 4) continue;
+    largest_on_front = std::max(largest_on_front, p["batch"].get_int64().value());
+  }
+  EXPECT_GE(largest_on_front, largest_meeting);
+}
+
 // Fixed lengths change what a point's requests wait for, so the front is not the varied one's:
 // at one split and batch with others in flight, the figures differ (the search really passes
 // the option on, not only the label).

@@ -175,6 +175,11 @@ class Planner {
   // The largest s in [lo, hi] for which ok(s) holds (ok falls from true to false as s grows);
   // 0 when none.
   Result<int64_t> Largest(int64_t lo, int64_t hi, const std::function<Result<bool>(int64_t)>& ok);
+  // The same where ok may fall and rise again (fixed lengths: a batch that completes a wave of
+  // prompts can have a lower TTFT than the one before): every ladder batch in [lo, hi] is
+  // tried, and only the gap after the largest that holds is bisected.
+  Result<int64_t> LargestOnLadder(int64_t lo, int64_t hi,
+                                  const std::function<Result<bool>(int64_t)>& ok);
   Result<size_t> AggPoint(SplitEval& e, int64_t s);
   Result<void> ExploreAgg(SplitEval& e, int64_t lo, int64_t hi, size_t lo_id, size_t hi_id);
   Result<void> Disaggregate(std::vector<SplitState>& splits);
@@ -257,6 +262,29 @@ Result<int64_t> Planner::Largest(int64_t lo, int64_t hi,
     (*m ? lo : hi) = mid;
   }
   return lo;
+}
+
+Result<int64_t> Planner::LargestOnLadder(int64_t lo, int64_t hi,
+                                         const std::function<Result<bool>(int64_t)>& ok) {
+  if (lo > hi) return 0;
+  std::vector<int64_t> tried;
+  for (int64_t s : Ladder(hi)) {
+    if (s >= lo) tried.push_back(s);
+  }
+  if (tried.empty() || tried.front() != lo) tried.insert(tried.begin(), lo);
+  if (tried.back() != hi) tried.push_back(hi);
+  int64_t best = 0;
+  size_t best_at = 0;
+  for (size_t i = 0; i < tried.size(); ++i) {
+    auto holds = ok(tried[i]);
+    if (!holds) return std::unexpected(holds.error());
+    if (*holds) {
+      best = tried[i];
+      best_at = i;
+    }
+  }
+  if (best == 0 || best == hi) return best;
+  return Largest(best, tried[best_at + 1] - 1, ok);
 }
 
 // ---- Aggregated ----------------------------------------------------------------------------
@@ -393,11 +421,12 @@ Result<std::optional<SplitState>> Planner::Deploy(
     out_.skipped.push_back(label + ": " + first.error().message);
     return std::optional<SplitState>(SplitState{});
   }
-  auto feasible = Largest(lo, hi, [&](int64_t s) -> Result<bool> {
+  const auto meets = [&](int64_t s) -> Result<bool> {
     auto f = e.At(s, out_.searched);
     if (!f) return std::unexpected(f.error());
     return Meets(f->ttft_s, f->tpot_s);
-  });
+  };
+  auto feasible = r_.fixed_lengths ? LargestOnLadder(lo, hi, meets) : Largest(lo, hi, meets);
   if (!feasible) return std::unexpected(feasible.error());
   state.feasible = *feasible;
   if (*feasible == 0 && lo == 1) {
