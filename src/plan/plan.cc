@@ -175,9 +175,10 @@ class Planner {
   // The largest s in [lo, hi] for which ok(s) holds (ok falls from true to false as s grows);
   // 0 when none.
   Result<int64_t> Largest(int64_t lo, int64_t hi, const std::function<Result<bool>(int64_t)>& ok);
-  // The same where ok may fall and rise again (fixed lengths: a batch that completes a wave of
-  // prompts can have a lower TTFT than the one before): every ladder batch in [lo, hi] is
-  // tried, and only the gap after the largest that holds is bisected.
+  // The same where ok may fall and rise again (a prediction: a batch whose prompts fill a
+  // chunk, or complete a wave of fixed-length prompts, can have a lower TTFT than the one
+  // before): every ladder batch in [lo, hi] is tried, and only the gap after the largest that
+  // holds is bisected.
   Result<int64_t> LargestOnLadder(int64_t lo, int64_t hi,
                                   const std::function<Result<bool>(int64_t)>& ok);
   Result<size_t> AggPoint(SplitEval& e, int64_t s);
@@ -426,7 +427,9 @@ Result<std::optional<SplitState>> Planner::Deploy(
     if (!f) return std::unexpected(f.error());
     return Meets(f->ttft_s, f->tpot_s);
   };
-  auto feasible = r_.fixed_lengths ? LargestOnLadder(lo, hi, meets) : Largest(lo, hi, meets);
+  // The roofline estimate's static batch only grows with the batch; a prediction's TTFT and
+  // TPOT need not (chunked prompts sharing steps, fixed lengths' waves).
+  auto feasible = engine_ ? LargestOnLadder(lo, hi, meets) : Largest(lo, hi, meets);
   if (!feasible) return std::unexpected(feasible.error());
   state.feasible = *feasible;
   if (*feasible == 0 && lo == 1) {

@@ -15,8 +15,9 @@
 // estimate — the same functions, the same numbers (plan_test checks them against the binary).
 //
 // The search prunes instead of enumerating (search.cc): a split's batches are bisected to the
-// largest one that fits memory and meets the targets (TTFT and TPOT never fall as the batch
-// grows; under --lengths fixed, where TTFT can, every ladder batch is tried first); batches between two evaluated ones are skipped when the corner they cannot beat is
+// largest one that fits memory and meets the targets (the roofline estimate's TTFT and TPOT
+// never fall as the batch grows; a prediction's can — prompts sharing a chunk, fixed lengths'
+// waves — so there every ladder batch is tried first); batches between two evaluated ones are skipped when the corner they cannot beat is
 // already dominated by the front; a pipeline split is skipped where the same split without
 // stages holds the batch (its points dominate); each evaluation is memoized per split, and
 // splits whose devices hold the same share build their stage graphs once and share the
