@@ -585,8 +585,9 @@ TEST(Predicted, ADraftModelCostsItsOwnDecodeKernelsPerDraftToken) {
 }
 
 // The draft model's errors name --draft-model: a model opscope cannot open, another vocabulary
-// (a draft proposes the target's tokens), a split the draft cannot take; and the options go
-// together (draft:N with --draft-model, mtp:N without).
+// (a draft proposes the target's tokens; a table padded within 128 rows is the same one), a
+// split the draft cannot take; and the options go together (draft:N with --draft-model, mtp:N
+// without).
 TEST(Predicted, DraftModelErrorsNameTheOption) {
   Request target = Make("qwen3-32b", "h200", 8);
   auto run = RunLlm(target);
@@ -612,6 +613,14 @@ TEST(Predicted, DraftModelErrorsNameTheOption) {
     ASSERT_FALSE(f) << draft;
     EXPECT_EQ(f.error().message.rfind(needle, 0), 0u) << f.error().message;
   }
+  // A table padded differently, within llama.cpp's 128 rows, is the same tokenizer.
+  std::ofstream(odd) << R"({"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 4,
+      "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+      "intermediate_size": 3072, "vocab_size": 152064, "torch_dtype": "bfloat16"})";
+  ServingModes padded;
+  padded.speculative = Speculative{2, 0.7, odd.string()};
+  auto f = p->Predict(target.workload, padded);
+  EXPECT_TRUE(f) << f.error().message;
   std::filesystem::remove(odd);
   EXPECT_NE(ParseSpeculative("draft:2", 0.7).error().message.find("needs the draft model, "
                                                                  "--draft-model M"),

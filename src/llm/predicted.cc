@@ -626,8 +626,12 @@ Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target
   };
   auto model = OpenModel(name);
   if (!model) return fail(model.error().message);
+  // A draft proposes the target's tokens: one tokenizer, the tables padded alike to within
+  // llama.cpp's tolerance (common/speculative.cpp, SPEC_VOCAB_MAX_SIZE_DIFFERENCE = 128: a
+  // family's sizes pad differently, Qwen2.5-0.5B's 151,936 rows beside Qwen2.5-32B's 152,064).
+  constexpr int64_t kMaxVocabDifference = 128;
   const int64_t vocab = model->spec.vocab, target_vocab = target.build().model.spec.vocab;
-  if (vocab != target_vocab) {
+  if (std::abs(vocab - target_vocab) > kMaxVocabDifference) {
     return fail(model->name + "'s vocabulary (" + std::to_string(vocab) + " tokens) is not " +
                 target.build().model.name + "'s (" + std::to_string(target_vocab) +
                 "): a draft model proposes the target's tokens");
