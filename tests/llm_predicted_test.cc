@@ -522,6 +522,8 @@ TEST(Predicted, SpeculativeAndDisaggregatedOnDeepSeek) {
   auto mtp = p->Predict(r.workload, spec);
   ASSERT_TRUE(mtp) << mtp.error().message;
   EXPECT_DOUBLE_EQ(mtp->dynamics->tokens_per_step, 1.8);
+  EXPECT_EQ(mtp->dynamics->speculative, "mtp:1");
+  EXPECT_EQ(plain->dynamics->speculative, "");
   EXPECT_LT(*mtp->tpot_s, *plain->tpot_s);  // a verify step of 2 rows is cheaper than 1.8 steps
   ServingModes disagg;
   disagg.disagg = Disagg{1, 1, std::nullopt, std::nullopt};
@@ -579,6 +581,7 @@ TEST(Predicted, ADraftModelCostsItsOwnDecodeKernelsPerDraftToken) {
   auto best = p->Predict(target.workload, modes);
   ASSERT_TRUE(best);
   EXPECT_GE(*best->tpot_s, *best->tpot_floor_s);
+  EXPECT_EQ(best->dynamics->speculative, "draft:3 qwen3-8b");
   EXPECT_TRUE(std::any_of(best->notes.begin(), best->notes.end(), [](const std::string& n) {
     return n.rfind("speculative: draft model qwen3-8b (tp 2), 3 draft tokens", 0) == 0;
   }));

@@ -785,6 +785,10 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   d->prompt = r.load.prompt;
   d->gen_len = r.load.gen_len;
   d->tokens_per_step = r.load.tokens_per_step;
+  if (o.speculative) {
+    const std::string n = std::to_string(o.speculative->drafts);
+    d->speculative = draft ? "draft:" + n + " " + draft->build->model.name : "mtp:" + n;
+  }
   out.ttft_s = d->figures.ttft_s;
   out.tpot_s = d->figures.tpot_s;
   out.e2e_s = d->figures.e2e_s;

@@ -107,6 +107,8 @@ struct PredictedDynamics {
   int64_t concurrency = 1, prompt = 0, gen_len = 0;
   int64_t chunk_tokens = 0;    // the engine's chunked-prefill budget (0: whole prompts)
   double tokens_per_step = 1;  // speculative decoding's expected tokens per step
+  // Speculative decoding's drafter: "mtp:N" (the MTP modules) or "draft:N <model>"; empty: none.
+  std::string speculative;
   int64_t prefill_workers = 0, decode_workers = 0;  // disaggregated
   DynamicsFigures figures;
 };

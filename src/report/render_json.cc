@@ -93,6 +93,7 @@ void WriteDynamics(JsonWriter& w, const llm::PredictedDynamics& d) {
   w.Key("gen_len").Value(d.gen_len);
   w.Key("chunk_tokens").Value(d.chunk_tokens);
   w.Key("tokens_per_step").Value(d.tokens_per_step);
+  if (!d.speculative.empty()) w.Key("speculative").Value(d.speculative);
   w.Key("decode_seqs").Value(f.decode_seqs);
   w.Key("step_s").Value(f.step_s);
   w.Key("queue_s").Value(f.queue_s);

@@ -208,8 +208,9 @@ void Dynamics(Text& t, const llm::PredictedDynamics& d) {
   t.Line("  time to first    " + HumanSeconds(f.queue_s) + " waiting (running step and queue), " +
          HumanSeconds(f.prefill_s) + " prefill" +
          (f.request_s > 0 ? ", " + HumanSeconds(f.request_s) + " request path" : std::string()));
-  if (d.tokens_per_step > 1) {
-    t.Line("  speculative      " + Fixed(d.tokens_per_step, 2) + " tokens per decode step");
+  if (!d.speculative.empty()) {
+    t.Line("  speculative      " + d.speculative + ": " + Fixed(d.tokens_per_step, 2) +
+           " tokens per decode step");
   }
 }
 
