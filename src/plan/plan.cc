@@ -181,6 +181,12 @@ class Planner {
   // holds is bisected.
   Result<int64_t> LargestOnLadder(int64_t lo, int64_t hi,
                                   const std::function<Result<bool>(int64_t)>& ok);
+  // The search a split's figures allow: the roofline estimate's static batch only grows with
+  // the batch (Largest); a prediction's TTFT and TPOT need not (LargestOnLadder).
+  Result<int64_t> LargestMeeting(int64_t lo, int64_t hi,
+                                 const std::function<Result<bool>(int64_t)>& ok) {
+    return engine_ ? LargestOnLadder(lo, hi, ok) : Largest(lo, hi, ok);
+  }
   Result<size_t> AggPoint(SplitEval& e, int64_t s);
   Result<void> ExploreAgg(SplitEval& e, int64_t lo, int64_t hi, size_t lo_id, size_t hi_id);
   Result<void> Disaggregate(std::vector<SplitState>& splits);
@@ -392,9 +398,9 @@ Result<std::unique_ptr<SplitEval>> Planner::MakeEval(
                                      r_.max_batch, r_.mem_util, std::move(figures), Modes());
 }
 
-// Deploys split g unless PipelineStart finds nothing it adds (nullopt), and bisects its
-// batches to the largest meeting the targets. A split the model does not take comes back
-// without an evaluator.
+// Deploys split g unless PipelineStart finds nothing it adds (nullopt), and searches its
+// batches for the largest meeting the targets (LargestMeeting). A split the model does not
+// take comes back without an evaluator.
 Result<std::optional<SplitState>> Planner::Deploy(
     const std::shared_ptr<const llm::ModelBuild>& build, const SplitDegrees& g,
     const std::vector<SplitState>& done) {
@@ -427,9 +433,7 @@ Result<std::optional<SplitState>> Planner::Deploy(
     if (!f) return std::unexpected(f.error());
     return Meets(f->ttft_s, f->tpot_s);
   };
-  // The roofline estimate's static batch only grows with the batch; a prediction's TTFT and
-  // TPOT need not (chunked prompts sharing steps, fixed lengths' waves).
-  auto feasible = engine_ ? LargestOnLadder(lo, hi, meets) : Largest(lo, hi, meets);
+  auto feasible = LargestMeeting(lo, hi, meets);
   if (!feasible) return std::unexpected(feasible.error());
   state.feasible = *feasible;
   if (*feasible == 0 && lo == 1) {
@@ -597,7 +601,7 @@ Result<void> Planner::Disaggregate(std::vector<SplitState>& splits) {
   for (SplitState& st : splits) {
     SplitEval& e = *st.eval;
     const int64_t hi = e.MaxS(r_.isl);
-    auto s = Largest(1, hi, [&](int64_t v) -> Result<bool> {
+    auto s = LargestMeeting(1, hi, [&](int64_t v) -> Result<bool> {
       auto f = e.At(v, out_.searched);
       if (!f) return std::unexpected(f.error());
       const double ttft = f->ttft_s + e.KvTransferS(v, link->first, link->second);
@@ -635,7 +639,7 @@ Result<void> Planner::Disaggregate(std::vector<SplitState>& splits) {
   for (SplitState& st : splits) {
     SplitEval& e = *st.eval;
     const int64_t hi = e.MaxS(r_.isl + r_.osl);
-    auto top = Largest(1, hi, [&](int64_t v) -> Result<bool> {
+    auto top = LargestMeeting(1, hi, [&](int64_t v) -> Result<bool> {
       auto f = e.At(v, out_.searched);
       if (!f) return std::unexpected(f.error());
       return !r_.targets.tpot_s || f->tpot_s <= *r_.targets.tpot_s;
