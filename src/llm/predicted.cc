@@ -667,7 +667,7 @@ Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, i
   d.mode = "aggregated";
   d.chunk_tokens = chunk;
   if (fixed_lengths) {
-    d.lengths = "fixed";
+    d.lengths = LengthsName(true);
     d.figures = FixedLengths(r.load, chunk, clocks.Clock());
   } else {
     d.figures = Aggregated(r.load, Compose(r.load, chunk), clocks.Clock());
@@ -977,7 +977,7 @@ Result<PredictedRun> RunLlmPredicted(const Request& request, const PredictOption
 }
 
 Result<bool> ParseFixedLengths(std::string_view text) {
-  if (text == "fixed" || text == "varied") return text == "fixed";
+  if (text == LengthsName(true) || text == LengthsName(false)) return text == LengthsName(true);
   return MakeError("option '--lengths': expected 'varied' (the default: lengths differ from "
                    "request to request) or 'fixed' (every request exactly the prompt and output "
                    "length given), got '" + std::string(text) + "'");

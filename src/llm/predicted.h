@@ -63,6 +63,8 @@ struct ServingModes {
 
 // --lengths: "varied" (false) or "fixed" (true); the error names --lengths.
 Result<bool> ParseFixedLengths(std::string_view text);
+// The --lengths value of `fixed` as reports print it: "fixed" or "varied".
+inline const char* LengthsName(bool fixed) { return fixed ? "fixed" : "varied"; }
 
 struct PredictOptions : ServingModes {
   // --engine: a built-in id or a profile .json; nullopt: the device's default engine.

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "llm/predicted.h"
 #include "report/csv_writer.h"
 #include "report/json_writer.h"
 #include "report/render.h"
@@ -217,7 +218,7 @@ std::string RenderPlanJson(const PlanResult& r) {
   w.Key("gpus").Value(r.gpus);
   w.Key("isl").Value(r.isl);
   w.Key("osl").Value(r.osl);
-  w.Key("lengths").Value(r.fixed_lengths ? "fixed" : "varied");
+  w.Key("lengths").Value(llm::LengthsName(r.fixed_lengths));
   w.Key("targets").BeginObject();
   w.Key("ttft_s").Value(r.targets.ttft_s);
   w.Key("tpot_s").Value(r.targets.tpot_s);
@@ -321,7 +322,7 @@ std::string RenderPlanCsv(const PlanResult& r) {
       w.Empty();
     }
     w.Field(p.meets_targets).Field(r.best && *r.best == i);
-    w.Field(r.fixed_lengths ? "fixed" : "varied");
+    w.Field(llm::LengthsName(r.fixed_lengths));
     w.EndRecord();
   }
   return out;
