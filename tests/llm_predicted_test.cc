@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -585,6 +586,71 @@ TEST(Predicted, ADraftModelCostsItsOwnDecodeKernelsPerDraftToken) {
   EXPECT_TRUE(std::any_of(best->notes.begin(), best->notes.end(), [](const std::string& n) {
     return n.rfind("speculative: draft model qwen3-8b (tp 2), 3 draft tokens", 0) == 0;
   }));
+}
+
+// The drafter shares the decoding devices: a draft model's weights and KV (at the target's tp)
+// and an MTP module's come off the memory the target's batch may use, so the fit with them is
+// floor((mem_util · memory − W_target − W_drafter) / (S_target + S_drafter)) — here against the
+// draft's own deployment and the configs' closed forms.
+TEST(Predicted, TheDraftersWeightsAndKvShareTheMemoryFit) {
+  Request target = Make("llama-3.1-70b", "h200", 4);
+  auto run = RunLlm(target);
+  ASSERT_TRUE(run) << run.error().message;
+  auto p = ServingPredictor::Make(run->serving, target.degrees, "vllm");
+  ASSERT_TRUE(p);
+  Request draft = Make("llama-3.1-8b", "h200", 4);
+  auto draft_run = RunLlm(draft);
+  ASSERT_TRUE(draft_run);
+  const int64_t context = target.workload.MemoryContext();
+  const Serving& t = run->serving;
+  const uint64_t w_draft = draft_run->serving.largest_share().weight_bytes;
+  // Llama-3.1-8B: 32 layers × K and V × 8 KV heads / tp 4 × head 128 × 2 bytes per token.
+  const uint64_t s_draft = 32ull * 2 * (8 / 4) * 128 * 2 * static_cast<uint64_t>(context);
+  const auto fit = [&](uint64_t w, uint64_t s) {
+    const double budget = t.device().memory_bytes * target.workload.mem_util -
+                          static_cast<double>(t.largest_share().weight_bytes + w);
+    return static_cast<uint64_t>(
+        std::floor(budget / static_cast<double>(t.StageBytesPerSeq(0, context) + s)));
+  };
+  ServingModes modes;
+  modes.speculative = Speculative{4, 0.7, std::string("llama-3.1-8b")};
+  auto f = p->Predict(target.workload, modes);
+  ASSERT_TRUE(f) << f.error().message;
+  ASSERT_TRUE(f->dynamics->drafter_memory);
+  const DrafterMemory& m = *f->dynamics->drafter_memory;
+  EXPECT_EQ(m.weight_bytes, w_draft);
+  EXPECT_EQ(m.bytes_per_seq, s_draft);
+  EXPECT_EQ(m.max_batch, fit(w_draft, s_draft));
+  EXPECT_LT(m.max_batch, run->evaluation.figures.max_batch);
+  EXPECT_EQ(fit(0, 0), run->evaluation.figures.max_batch);  // the target's own fit
+  EXPECT_TRUE(m.fits);
+  // More requests in flight than the devices hold beside the draft: said, not hidden.
+  Workload crowded = target.workload;
+  crowded.batch = static_cast<int64_t>(m.max_batch) + 1;
+  auto over = p->Predict(crowded, modes);
+  ASSERT_TRUE(over);
+  EXPECT_FALSE(over->dynamics->drafter_memory->fits);
+
+  // DeepSeek-V3's MTP module on 8 H200s: its block at the mean decoder layer's bytes on a
+  // device (the device's weights less its vocabulary-split bf16 embedding table and LM head,
+  // 2 · 129,280 / 8 · 7,168 · 2 bytes, over 61 layers), its replicated bf16 projection
+  // [7168, 14336], and one MLA layer's latent cache per token ((512 + 64) · 2 bytes).
+  Request ds = Make("deepseek-v3", "h200", 8);
+  auto ds_run = RunLlm(ds);
+  ASSERT_TRUE(ds_run) << ds_run.error().message;
+  auto dp = ServingPredictor::Make(ds_run->serving, ds.degrees, "sglang");
+  ASSERT_TRUE(dp);
+  ServingModes mtp;
+  mtp.speculative = Speculative{1, 0.8, std::nullopt};
+  auto g = dp->Predict(ds.workload, mtp);
+  ASSERT_TRUE(g) << g.error().message;
+  ASSERT_TRUE(g->dynamics->drafter_memory);
+  const uint64_t tables = 2ull * (129280 / 8) * 7168 * 2;
+  const uint64_t layer = (ds_run->serving.largest_share().weight_bytes - tables) / 61;
+  EXPECT_EQ(g->dynamics->drafter_memory->weight_bytes, layer + 7168ull * 14336 * 2);
+  EXPECT_EQ(g->dynamics->drafter_memory->bytes_per_seq,
+            (512 + 64) * 2 * static_cast<uint64_t>(ds.workload.MemoryContext()));
+  EXPECT_LT(g->dynamics->drafter_memory->max_batch, ds_run->evaluation.figures.max_batch);
 }
 
 // The draft model's errors name --draft-model: a model opscope cannot open, another vocabulary

@@ -295,6 +295,33 @@ TEST(Predicted, ABatchMemoryCannotHoldIsSaidBesideTheFigures) {
   EXPECT_FALSE(Has(fits.out, "does NOT fit")) << fits.out;
 }
 
+// A draft model's weights and KV share the decoding devices: a batch the target holds alone but
+// not beside its draft fits in the serving block and does NOT fit in the predicted one, which
+// gives the fit with the drafter (JSON llm.predicted.dynamics.drafter_memory).
+TEST(Predicted, ABatchThatFitsOnlyWithoutItsDraftIsSaidNotToFit) {
+  const std::string line = "llm llama-3.1-70b --device h200 --tp 4 --context 8192 --gen-len 16 "
+                           "--speculative draft:4 --draft-model llama-3.1-8b --acceptance 0.7";
+  simdjson::dom::parser parser;
+  const auto doc = Json(parser, line);
+  const uint64_t alone = doc["llm"]["max_batch"].get_uint64().value();
+  const auto memory = doc["llm"]["predicted"]["dynamics"]["drafter_memory"];
+  const uint64_t beside = memory["max_batch"].get_uint64().value();
+  EXPECT_TRUE(memory["fits"].get_bool().value());
+  EXPECT_GT(memory["weight_bytes"].get_uint64().value(), 0u);
+  ASSERT_LT(beside + 1, alone);  // the premise: the draft takes room
+  const Outcome crowded = Opscope(line + " --batch " + std::to_string(beside + 1));
+  ASSERT_EQ(crowded.status, 0) << crowded.err;
+  const size_t at = crowded.out.find("predicted (engine");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_TRUE(Has(crowded.out.substr(0, at), "; fits")) << crowded.out;
+  EXPECT_TRUE(Has(crowded.out.substr(at), "  memory fit       max batch " +
+                                              std::to_string(beside) + " with the drafter ("))
+      << crowded.out;
+  EXPECT_TRUE(Has(crowded.out.substr(at), "does NOT fit: the figures are of a run the devices "
+                                          "cannot hold"))
+      << crowded.out;
+}
+
 // ---- model_type as people type it ------------------------------------------------------------
 
 std::string LlamaConfig(const std::string& model_type) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <unordered_set>
 
 #include "support/checked_math.h"
 
@@ -32,6 +34,11 @@ std::vector<int64_t> ConstantDims(const ir::Tensor& t) {
 
 Result<ModelFigures> ComputeModelFigures(const StepGraph& step) {
   ModelFigures m;
+  // The LM head's weights: the inputs of its node (an untied head; a tied one is the table).
+  std::unordered_set<ir::TensorId> head;
+  for (const ir::Node& n : step.graph.nodes) {
+    if (n.op == ir::OpKind::kLmHead) head.insert(n.inputs.begin(), n.inputs.end());
+  }
   for (const import::hf::WeightEntry& w : step.weights) {
     const ir::Tensor& t = step.graph.tensors[w.tensor];
     const std::vector<int64_t> dims = ConstantDims(t);
@@ -48,6 +55,9 @@ Result<ModelFigures> ComputeModelFigures(const StepGraph& step) {
     }
     m.params_total += elems;
     m.weight_bytes += *bytes;
+    if (w.group == WeightGroup::kEmbedding || head.contains(w.tensor)) {
+      m.table_weight_bytes += *bytes;
+    }
     if (w.group == WeightGroup::kEmbedding) m.params_embedding += elems;
     if (w.group == WeightGroup::kRoutedExpert && w.experts > 0) {
       // A token uses top_k of the E experts: elems / E · top_k of the tensor.
@@ -56,8 +66,15 @@ Result<ModelFigures> ComputeModelFigures(const StepGraph& step) {
       m.params_active += elems;
     }
   }
+  std::map<int64_t, uint64_t> layer_kv;  // full-attention layer -> its caches' bytes per token
   for (const import::hf::CacheEntry& c : step.kv_caches) {
-    if (c.window == 0) m.kv_bytes_per_token += c.bytes_per_token;
+    if (c.window == 0) {
+      m.kv_bytes_per_token += c.bytes_per_token;
+      layer_kv[c.layer] += c.bytes_per_token;
+    }
+  }
+  for (const auto& [layer, bytes] : layer_kv) {
+    m.layer_kv_bytes_per_token = std::max(m.layer_kv_bytes_per_token, bytes);
   }
   for (const import::hf::StateEntry& s : step.states) m.state_bytes_per_seq += s.bytes_per_seq;
   return m;

@@ -38,7 +38,12 @@ std::string_view PhaseName(Phase phase);  // "decode" | "prefill"
 struct ModelFigures {
   uint64_t params_total = 0, params_active = 0, params_embedding = 0;
   uint64_t weight_bytes = 0;
+  // Of weight_bytes, the embedding table's and the LM head's (the decoder layers hold the rest).
+  uint64_t table_weight_bytes = 0;
   uint64_t kv_bytes_per_token = 0;  // full-attention layers, one sequence
+  // The largest one full-attention layer caches per token of one sequence (what a speculative
+  // decoder's extra attention layer, an MTP module's block, adds per token).
+  uint64_t layer_kv_bytes_per_token = 0;
   uint64_t state_bytes_per_seq = 0; // recurrent + conv state, one sequence
 };
 Result<ModelFigures> ComputeModelFigures(const StepGraph& step);

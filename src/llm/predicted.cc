@@ -3,6 +3,7 @@
 #include "llm/predicted.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -658,6 +659,85 @@ Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target
   return d;
 }
 
+// ---- The drafter's memory ------------------------------------------------------------------
+
+// The largest batch `s` holds with a drafter of `weight_bytes` and `bytes_per_seq` per device
+// on its last stage's devices (where the target's last layers and LM head feed it): Serving::Fit
+// with these added there.
+uint64_t FitWithDrafter(const Serving& s, int64_t memory_context, double mem_util,
+                        uint64_t weight_bytes, uint64_t bytes_per_seq) {
+  uint64_t per_device = UINT64_MAX;
+  const size_t last = s.stage_count() - 1;
+  for (size_t k = 0; k < s.stage_count(); ++k) {
+    ModelFigures f = s.stage_figures(k);
+    uint64_t per_seq = s.StageBytesPerSeq(k, memory_context);
+    if (k == last) {
+      f.weight_bytes += weight_bytes;
+      per_seq += bytes_per_seq;
+    }
+    per_device = std::min(per_device, MaxBatch(f, per_seq, s.device().memory_bytes, mem_util));
+  }
+  return per_device * static_cast<uint64_t>(s.deployment().dp_attention);
+}
+
+// The MTP modules on a device of the target's last stage. vLLM, SGLang and TensorRT-LLM load
+// them there and share the target's embedding table and LM head (a checkpoint's own copies are
+// not loaded twice). Per module: each block at the mean decoder layer's weight bytes on a device
+// (DraftTime's mean layer), the projection [hidden, 2·hidden] whole on every device in the
+// model's dtype (an unquantized, replicated nn.Linear in vLLM's and SGLang's DeepSeek MTP), and
+// per cached token one full-attention layer's KV per block (the largest layer's on a device:
+// every MTP block in these checkpoints attends over the whole context).
+Result<DrafterMemory> MtpMemory(const Serving& s, int64_t memory_context) {
+  const import::hf::ModelSpec& spec = s.build().model.spec;
+  uint64_t layer_bytes = 0;  // one device per stage: Σ over stages = every layer's share
+  for (size_t k = 0; k < s.stage_count(); ++k) {
+    const ModelFigures& f = s.stage_figures(k);
+    layer_bytes += f.weight_bytes - f.table_weight_bytes;
+  }
+  const auto layers = static_cast<uint64_t>(std::max<int64_t>(1, spec.num_layers()));
+  const std::array<int64_t, 2> projection{spec.hidden, 2 * spec.hidden};
+  auto projection_bytes = format::TensorBytes(spec.dtype, projection);
+  if (!projection_bytes) {
+    return MakeError("option '--speculative': the MTP projection [" + std::to_string(spec.hidden) +
+                     ", " + std::to_string(2 * spec.hidden) + "] does not fit the model's dtype");
+  }
+  const auto modules = static_cast<uint64_t>(spec.mtp.modules);
+  const auto blocks = static_cast<uint64_t>(std::max<size_t>(1, spec.mtp.blocks.size()));
+  DrafterMemory m;
+  m.weight_bytes = modules * (blocks * (layer_bytes / layers) + *projection_bytes);
+  m.bytes_per_seq = modules * blocks * s.stage_figures(s.stage_count() - 1).layer_kv_bytes_per_token *
+                    static_cast<uint64_t>(memory_context);
+  return m;
+}
+
+// The drafter's memory and the fit with it on the decoding devices: the target's (the decode
+// workers' under --disagg, redeployed at --decode-tp where it differs). `draft`: the draft
+// model's deployment (draft:N); nullptr: the MTP modules (mtp:N).
+Result<DrafterMemory> DrafterFit(const Serving& serving, const Degrees& degrees,
+                                 const ServingModes& o, const Serving* draft, const Workload& w) {
+  std::optional<Serving> redeployed;
+  const Serving* decoding = &serving;
+  if (o.disagg && o.disagg->decode_tp.value_or(degrees.tp) != serving.deployment().tp) {
+    auto made = Redeploy(serving, degrees, *o.disagg->decode_tp, "--decode-tp");
+    if (!made) return std::unexpected(made.error());
+    redeployed = std::move(*made);
+    decoding = &*redeployed;
+  }
+  const int64_t memory_context = w.MemoryContext();
+  DrafterMemory m;
+  if (draft != nullptr) {
+    m.weight_bytes = draft->largest_share().weight_bytes;
+    m.bytes_per_seq = draft->StageBytesPerSeq(0, memory_context);
+  } else {
+    auto mtp = MtpMemory(*decoding, memory_context);
+    if (!mtp) return std::unexpected(mtp.error());
+    m = *mtp;
+  }
+  m.max_batch = FitWithDrafter(*decoding, memory_context, w.mem_util, m.weight_bytes,
+                               m.bytes_per_seq);
+  return m;
+}
+
 // Aggregated: one worker, the request's steps composed and timed on it.
 Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, int64_t chunk,
                                     bool fixed_lengths) {
@@ -763,9 +843,8 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
       out.notes.push_back(
           "speculative: draft model " + draft->build->model.name + " (tp " +
           std::to_string(dd.tp) + "), " + std::to_string(o.speculative->drafts) +
-          " draft tokens a step at its decode kernels' time; its weights (" +
-          HumanBytes(static_cast<double>(draft->serving->largest_share().weight_bytes)) +
-          " per device) and KV cache are not in the memory fit");
+          " draft tokens a step at its decode kernels' time; its weights and KV cache sit "
+          "beside the target's on each decoding device (the predicted memory fit)");
     } else if (serving.build().model.spec.mtp.modules == 0) {
       return MakeError("option '--speculative': " + serving.build().model.name +
                        " has no multi-token-prediction modules (num_nextn_predict_layers); "
@@ -788,6 +867,15 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   if (o.speculative) {
     const std::string n = std::to_string(o.speculative->drafts);
     d->speculative = draft ? "draft:" + n + " " + draft->build->model.name : "mtp:" + n;
+    auto memory = DrafterFit(serving, degrees, o, draft ? draft->serving.get() : nullptr, w);
+    if (!memory) return std::unexpected(memory.error());
+    memory->fits = static_cast<uint64_t>(r.load.concurrency) <= memory->max_batch;
+    d->drafter_memory = *memory;
+    if (!draft) {
+      out.notes.push_back("speculative: the MTP module beside the target's last layers on each "
+                          "decoding device, sharing its embedding table and LM head: its block "
+                          "at the mean decoder layer's weights, one full-attention layer's KV");
+    }
   }
   out.ttft_s = d->figures.ttft_s;
   out.tpot_s = d->figures.tpot_s;

@@ -103,6 +103,16 @@ struct EndToEndErrorFigure {
 };
 
 // The serving dynamics of a whole request (with --gen-len).
+// What speculative decoding's drafter holds on each decoding device beside the target (the
+// last stage's devices under --pp; the decode workers' under --disagg), and the largest batch
+// those devices hold with it: the fit of Serving::Fit with these added.
+struct DrafterMemory {
+  uint64_t weight_bytes = 0;   // per device
+  uint64_t bytes_per_seq = 0;  // one sequence's KV at the memory context, per device
+  uint64_t max_batch = 0;
+  bool fits = false;           // the requests in flight fit
+};
+
 struct PredictedDynamics {
   std::string mode;  // "aggregated" | "disaggregated"
   std::string lengths = "varied";  // "varied" | "fixed" (--lengths)
@@ -111,6 +121,7 @@ struct PredictedDynamics {
   double tokens_per_step = 1;  // speculative decoding's expected tokens per step
   // Speculative decoding's drafter: "mtp:N" (the MTP modules) or "draft:N <model>"; empty: none.
   std::string speculative;
+  std::optional<DrafterMemory> drafter_memory;  // with `speculative`
   int64_t prefill_workers = 0, decode_workers = 0;  // disaggregated
   DynamicsFigures figures;
 };

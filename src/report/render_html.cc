@@ -48,6 +48,14 @@ void PredictedRows(std::string& out, const llm::Predicted& p) {
   if (p.ttft_s) out += Row("predicted time to first token", WithFloor(*p.ttft_s, p.ttft_floor_s));
   if (p.tpot_s) out += Row("predicted time per output token", WithFloor(*p.tpot_s, p.tpot_floor_s));
   if (p.e2e_s) out += Row("predicted whole request", HumanSeconds(*p.e2e_s));
+  if (p.dynamics && p.dynamics->drafter_memory) {
+    const llm::DrafterMemory& m = *p.dynamics->drafter_memory;
+    out += Row("memory fit with the drafter",
+               "max batch " + std::to_string(m.max_batch) + " (" + p.dynamics->speculative + ": " +
+                   HumanBytes(static_cast<double>(m.weight_bytes)) + " weights, " +
+                   HumanBytes(static_cast<double>(m.bytes_per_seq)) +
+                   " KV per sequence per device); " + (m.fits ? "fits" : "does not fit"));
+  }
   std::string errors;
   for (const llm::KernelClassError& e : p.kernel_errors) {
     if (e.samples == 0) continue;

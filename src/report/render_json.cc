@@ -94,6 +94,15 @@ void WriteDynamics(JsonWriter& w, const llm::PredictedDynamics& d) {
   w.Key("chunk_tokens").Value(d.chunk_tokens);
   w.Key("tokens_per_step").Value(d.tokens_per_step);
   if (!d.speculative.empty()) w.Key("speculative").Value(d.speculative);
+  if (d.drafter_memory) {
+    const llm::DrafterMemory& m = *d.drafter_memory;
+    w.Key("drafter_memory").BeginObject();
+    w.Key("weight_bytes").Value(m.weight_bytes);
+    w.Key("bytes_per_seq").Value(m.bytes_per_seq);
+    w.Key("max_batch").Value(m.max_batch);
+    w.Key("fits").Value(m.fits);
+    w.EndObject();
+  }
   w.Key("decode_seqs").Value(f.decode_seqs);
   w.Key("step_s").Value(f.step_s);
   w.Key("queue_s").Value(f.queue_s);

@@ -227,7 +227,16 @@ void Predicted(Text& t, const LlmSection& section) {
   if (p.e2e_s) t.Line("  whole request    " + HumanSeconds(*p.e2e_s));
   t.Line("  throughput       " + Fixed(p.tokens_per_s, 1) + " tokens/s");
   // A batch memory cannot hold is not a run the engine would make: say so next to its figures.
-  if (!l.fits) {
+  // With a drafter its weights and KV share the devices: the fit is the one with them.
+  if (p.dynamics && p.dynamics->drafter_memory) {
+    const llm::DrafterMemory& m = *p.dynamics->drafter_memory;
+    const bool disaggregated = p.dynamics->mode == "disaggregated";
+    t.Line("  memory fit       max batch " + std::to_string(m.max_batch) +
+           (disaggregated ? " on a decode worker" : "") + " with the drafter (" +
+           HumanBytes(static_cast<double>(m.weight_bytes)) + " weights, " +
+           HumanBytes(static_cast<double>(m.bytes_per_seq)) + " KV per sequence per device); " +
+           (m.fits ? "fits" : "does NOT fit: the figures are of a run the devices cannot hold"));
+  } else if (!l.fits) {
     t.Line("  memory fit       does NOT fit (max batch " + std::to_string(l.max_batch) +
            " at this context): the figures are of a run the devices cannot hold");
   }
