@@ -64,6 +64,26 @@ TEST(HfUnreadFields, AnInventedShapeFieldIsAnErrorNamingIt) {
             "count, pattern or switch); opscope does not cost a model it would get wrong");
 }
 
+// A draft head keeps its target's model_type (EAGLE-3's configs say "llama"); read as that
+// model it would be costed wrong, so its architectures field refuses it — also when nothing
+// else in it (draft_vocab_size) would.
+TEST(HfUnreadFields, ADraftHeadIsRefusedByItsArchitecture) {
+  const std::string head = std::string(kLlama) + R"(, "num_hidden_layers": 1, "architectures": )";
+  for (const char* arch : {"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM",
+                           "EagleLlamaForCausalLM", "MedusaModel"}) {
+    const std::string message = ParseError(head + "[\"" + arch + "\"]}");
+    EXPECT_EQ(message.rfind("config.json: field 'architectures': " + std::string(arch) + " is a",
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("--speculative draft:N --draft-model M"), std::string::npos) << message;
+  }
+  EXPECT_EQ(ParseError(head + R"(["LlamaForCausalLM"]})"), "(no error)");
+  EXPECT_EQ(ParseError(std::string(kLlama) + R"(, "architectures": "LlamaForCausalLM"})")
+                .rfind("config.json: field 'architectures'", 0),
+            0u);
+}
+
 TEST(HfUnreadFields, OrdinaryFieldsStayQuietAndOthersAreListed) {
   // Token ids, numerics and training-only fields are quiet.
   auto quiet = ParseHfConfig(std::string(kLlama) +

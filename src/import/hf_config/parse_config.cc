@@ -7,6 +7,7 @@
 // from the model's name. Every field the reader does not look up goes through
 // CheckUnreadFields (config_fields.h): nothing that changes shapes is ignored silently.
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <utility>
@@ -489,6 +490,32 @@ Result<void> ReadMaxPositions(const ConfigObject& text, const ConfigObject& root
   return {};
 }
 
+// A speculative decoder's draft head stored under its target's model_type: EAGLE and EAGLE-3
+// heads (LlamaForCausalLMEagle3, Eagle3LlamaForCausalLM, EagleLlamaForCausalLM: decoder layers
+// over the target's hidden states, a projection of them in, attention over 2 · hidden, EAGLE-3's
+// own draft vocabulary) and Medusa heads. Read as the plain model of that type they would be
+// costed wrong without a word, so `architectures` refuses them.
+Result<void> RefuseDraftHead(const ConfigObject& root) {
+  OPSCOPE_TRY(architectures, root.StringList("architectures"));
+  if (!architectures) return {};
+  for (const std::string& a : *architectures) {
+    std::string lower(a.size(), ' ');
+    std::transform(a.begin(), a.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const char* kind = lower.find("eagle") != std::string::npos    ? "an EAGLE"
+                       : lower.find("medusa") != std::string::npos ? "a Medusa"
+                                                                   : nullptr;
+    if (kind == nullptr) continue;
+    return std::unexpected(root.FieldError(
+        "architectures",
+        a + " is " + kind + " draft head (layers over the target model's hidden states, not a "
+            "model of its own), which opscope does not cost; speculative decoding takes a "
+            "model's MTP modules (--speculative mtp:N) or a standalone draft model "
+            "(--speculative draft:N --draft-model M)"));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& origin,
@@ -502,6 +529,7 @@ Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& o
   OPSCOPE_TRY(type, root.String("model_type"));
   if (!type) return MakeError(origin + ": missing field 'model_type'");
   spec.model_type = *type;
+  OPSCOPE_CHECK(RefuseDraftHead(root));
   OPSCOPE_TRY(family, PickFamily(origin, *type, options, spec));
   if (!options.model_type) spec.model_type = family->model_type;  // "Llama" reads as "llama"
 
