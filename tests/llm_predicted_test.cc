@@ -630,6 +630,13 @@ TEST(Predicted, TheDraftersWeightsAndKvShareTheMemoryFit) {
   auto over = p->Predict(crowded, modes);
   ASSERT_TRUE(over);
   EXPECT_FALSE(over->dynamics->drafter_memory->fits);
+  // Two decode workers at the same tp hold half of them each, the draft beside each.
+  ServingModes two = modes;
+  two.disagg = Disagg{1, 2, std::nullopt, std::nullopt};
+  auto split = p->Predict(crowded, two);
+  ASSERT_TRUE(split) << split.error().message;
+  EXPECT_EQ(split->dynamics->drafter_memory->max_batch, m.max_batch);
+  EXPECT_TRUE(split->dynamics->drafter_memory->fits);
 
   // DeepSeek-V3's MTP module on 8 H200s: its block at the mean decoder layer's bytes on a
   // device (the device's weights less its vocabulary-split bf16 embedding table and LM head,

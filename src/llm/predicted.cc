@@ -869,7 +869,10 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
     d->speculative = draft ? "draft:" + n + " " + draft->build->model.name : "mtp:" + n;
     auto memory = DrafterFit(serving, degrees, o, draft ? draft->serving.get() : nullptr, w);
     if (!memory) return std::unexpected(memory.error());
-    memory->fits = static_cast<uint64_t>(r.load.concurrency) <= memory->max_batch;
+    // Under --disagg each decode worker holds its share of the requests in flight.
+    const int64_t decoders = o.disagg ? std::max<int64_t>(1, o.disagg->decode_workers) : 1;
+    const int64_t held = (r.load.concurrency + decoders - 1) / decoders;
+    memory->fits = static_cast<uint64_t>(held) <= memory->max_batch;
     d->drafter_memory = *memory;
     if (!draft) {
       out.notes.push_back("speculative: the MTP module beside the target's last layers on each "

@@ -102,7 +102,6 @@ struct EndToEndErrorFigure {
   double median_abs_error = 0;
 };
 
-// The serving dynamics of a whole request (with --gen-len).
 // What speculative decoding's drafter holds on each decoding device beside the target (the
 // last stage's devices under --pp; the decode workers' under --disagg), and the largest batch
 // those devices hold with it: the fit of Serving::Fit with these added.
@@ -110,9 +109,10 @@ struct DrafterMemory {
   uint64_t weight_bytes = 0;   // per device
   uint64_t bytes_per_seq = 0;  // one sequence's KV at the memory context, per device
   uint64_t max_batch = 0;
-  bool fits = false;           // the requests in flight fit
+  bool fits = false;           // the requests in flight fit (a decode worker's share of them)
 };
 
+// The serving dynamics of a whole request (with --gen-len).
 struct PredictedDynamics {
   std::string mode;  // "aggregated" | "disaggregated"
   std::string lengths = "varied";  // "varied" | "fixed" (--lengths)
