@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 #include <numeric>
@@ -25,6 +26,7 @@
 #include "report/render.h"
 #include "sweep/step_plan.h"
 #include "sweep/sweep.h"
+#include "sweep/sweep_list.h"
 #include "sweep/sweep_list.h"
 #include "testing/run_binary.h"
 
@@ -425,6 +427,7 @@ llm::Predicted PredictedAt(const llm::Model& model, const SweepSpec& s, const Sw
   o.engine = s.engine;
   o.disagg = rep.servings.at(row.serving).disagg;  // --disagg P:D --prefill-tp --decode-tp
   o.fixed_lengths = s.fixed_lengths;               // --lengths fixed
+  o.speculative = s.speculative;                   // --speculative mtp:N --acceptance R
   auto run = llm::RunLlmPredicted(r, o);
   EXPECT_TRUE(run) << run.error().message;
   return run ? run->predicted : llm::Predicted{};
@@ -549,6 +552,80 @@ TEST(RunSweep, FixedLengthRowsEqualLlmPredicted) {
   auto split = RunSweep(bad);
   ASSERT_FALSE(split);
   EXPECT_NE(split.error().message.find("not with --disagg"), std::string::npos);
+}
+
+// --speculative mtp:N: every predicted row equals `opscope llm --speculative mtp:N` at its
+// point — TTFT, TPOT and the fit with the MTP module beside the target (aggregated and on a
+// disaggregated split's decode worker) — and the MTP rows decode faster than the plain ones;
+// the option needs an engine and whole requests, takes its --acceptance, and leaves draft
+// models to opscope llm, each error naming the option.
+TEST(RunSweep, SpeculativeRowsEqualLlmPredicted) {
+  const llm::Model model = PresetModel("deepseek-v3");
+  SweepSpec s = SweepOf(model, {"h200"});
+  s.tps = {8};
+  s.batches = {4, 64};
+  s.contexts = {1024};
+  s.gen_lens = {256};
+  s.engine = "sglang";
+  s.disaggs = {std::nullopt, llm::Disagg{1, 2, std::nullopt, std::nullopt}};
+  s.speculative = llm::Speculative{2, 0.7, std::nullopt};
+  auto rep = RunSweep(s);
+  ASSERT_TRUE(rep) << rep.error().message;
+  ASSERT_EQ(rep->rows.size(), 4u);
+  EXPECT_TRUE(rep->speculative);
+  SweepSpec plain = s;
+  plain.speculative.reset();
+  auto base = RunSweep(plain);
+  ASSERT_TRUE(base) << base.error().message;
+  EXPECT_FALSE(base->speculative);
+  for (size_t i = 0; i < rep->rows.size(); ++i) {
+    const SweepRow& row = rep->rows[i];
+    const llm::Predicted want = PredictedAt(model, s, *rep, row);
+    ASSERT_TRUE(want.dynamics && want.dynamics->drafter_memory) << i;
+    EXPECT_EQ(want.dynamics->speculative, "mtp:2") << i;
+    EXPECT_EQ(rep->predicted[i].ttft_s, want.ttft_s) << i;
+    EXPECT_EQ(rep->predicted[i].tpot_s, want.tpot_s) << i;
+    EXPECT_EQ(rep->predicted[i].drafter_max_batch, want.dynamics->drafter_memory->max_batch) << i;
+    EXPECT_EQ(rep->predicted[i].drafter_fits, want.dynamics->drafter_memory->fits) << i;
+    EXPECT_LT(rep->predicted[i].drafter_max_batch, row.max_batch) << i;  // the module takes room
+    EXPECT_LT(*rep->predicted[i].tpot_s, *base->predicted[i].tpot_s) << i;
+  }
+  const auto error = [&](const std::function<void(SweepSpec&)>& change) {
+    SweepSpec bad = s;
+    bad.disaggs.clear();  // (--disagg names its own needs first)
+    change(bad);
+    auto r = RunSweep(bad);
+    return r ? std::string("(no error)") : r.error().message;
+  };
+  EXPECT_NE(error([](SweepSpec& b) { b.gen_lens.clear(); }).find("option '--speculative'"),
+            std::string::npos);
+  EXPECT_NE(error([](SweepSpec& b) { b.engine.reset(); }).find("give --engine E"),
+            std::string::npos);
+  EXPECT_NE(error([](SweepSpec& b) { b.speculative->draft_model = "qwen3-8b"; })
+                .find("a draft model (draft:N) is predicted by opscope llm"),
+            std::string::npos);
+  EXPECT_EQ(ParseSweepSpeculative(std::string("draft:2"), 0.5).error().message.rfind(
+                "option '--speculative': a sweep drafts with the model's MTP modules", 0),
+            0u);
+  EXPECT_EQ(ParseSweepSpeculative(std::string("mtp:2"), std::nullopt).error().message,
+            "option '--speculative': needs --acceptance R");
+  EXPECT_EQ(ParseSweepSpeculative(std::nullopt, 0.5).error().message,
+            "option '--acceptance': only with --speculative mtp:N");
+  EXPECT_FALSE(*ParseSweepSpeculative(std::nullopt, std::nullopt));
+  auto parsed = ParseSweepSpeculative(std::string("mtp:3"), 0.6);
+  ASSERT_TRUE(parsed && *parsed);
+  EXPECT_EQ((*parsed)->drafts, 3);
+  // A model without MTP modules is refused by the prediction, naming the option.
+  const llm::Model llama = PresetModel("llama-3.1-8b");
+  SweepSpec no_mtp = SweepOf(llama, {"h200"});
+  no_mtp.batches = {4};
+  no_mtp.contexts = {1024};
+  no_mtp.gen_lens = {64};
+  no_mtp.engine = "vllm";
+  no_mtp.speculative = llm::Speculative{1, 0.7, std::nullopt};
+  auto refused = RunSweep(no_mtp);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("option '--speculative'"), std::string::npos);
 }
 
 // A disaggregated split whose workers the model cannot take at their tp is skipped and named

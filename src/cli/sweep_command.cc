@@ -29,7 +29,8 @@ struct SweepOptions {
   std::optional<std::string> weights;
   std::string phase = "decode";
   std::optional<std::string> tp, ep, pp, dp_attention;
-  std::optional<std::string> gen_len, disagg, prefill_tp, decode_tp, lengths;
+  std::optional<std::string> gen_len, disagg, prefill_tp, decode_tp, lengths, speculative;
+  std::optional<double> acceptance;
   std::string format = "csv";
   std::string output = "-";
   sweep::Grid grid;  // the options every point shares
@@ -101,6 +102,9 @@ Result<sweep::SweepRequest> ParseAxes(const SweepOptions& o) {
     if (!fixed) return std::unexpected(fixed.error());
     r.fixed_lengths = *fixed;
   }
+  auto speculative = sweep::ParseSweepSpeculative(o.speculative, o.acceptance);
+  if (!speculative) return std::unexpected(speculative.error());
+  r.speculative = *speculative;
   if (o.weights) {
     auto names = sweep::ParseNameList("--weights", *o.weights);
     if (!names) return std::unexpected(names.error());
@@ -191,6 +195,12 @@ Command AddSweepCommand(CLI::App& root) {
                   "With --engine and --gen-len: 'varied' (default) or 'fixed' (every request "
                   "exactly its prompt and output length, as a fixed-length benchmark sends them; "
                   "opscope llm --lengths)");
+  app->add_option("--speculative", o->speculative,
+                  "With --engine and --gen-len: predict speculative decoding, mtp:N draft tokens "
+                  "from the model's MTP modules (opscope llm --speculative; a draft model is "
+                  "opscope llm's); the rows add the memory fit with the MTP module");
+  app->add_option("--acceptance", o->acceptance,
+                  "With --speculative: probability each draft token is accepted, in [0, 1]");
   app->add_option("--mem-util", o->grid.mem_util, "Fraction of device memory for weights + KV + state")
       ->capture_default_str();
   app->add_option("--tp", o->tp, "Tensor-parallel degrees: LIST (default 1)");

@@ -713,11 +713,15 @@ Result<DrafterMemory> MtpMemory(const Serving& s, int64_t memory_context) {
 // The drafter's memory and the fit with it on the decoding devices: the target's (the decode
 // workers' under --disagg, redeployed at --decode-tp where it differs). `draft`: the draft
 // model's deployment (draft:N); nullptr: the MTP modules (mtp:N).
+// `decode_worker`: the decode workers' deployment when the caller has it (else redeployed).
 Result<DrafterMemory> DrafterFit(const Serving& serving, const Degrees& degrees,
-                                 const ServingModes& o, const Serving* draft, const Workload& w) {
+                                 const ServingModes& o, const Serving* draft, const Workload& w,
+                                 const Serving* decode_worker) {
   std::optional<Serving> redeployed;
   const Serving* decoding = &serving;
-  if (o.disagg && o.disagg->decode_tp.value_or(degrees.tp) != serving.deployment().tp) {
+  if (o.disagg && decode_worker != nullptr) {
+    decoding = decode_worker;
+  } else if (o.disagg && o.disagg->decode_tp.value_or(degrees.tp) != serving.deployment().tp) {
     auto made = Redeploy(serving, degrees, *o.disagg->decode_tp, "--decode-tp");
     if (!made) return std::unexpected(made.error());
     redeployed = std::move(*made);
@@ -867,7 +871,8 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   if (o.speculative) {
     const std::string n = std::to_string(o.speculative->drafts);
     d->speculative = draft ? "draft:" + n + " " + draft->build->model.name : "mtp:" + n;
-    auto memory = DrafterFit(serving, degrees, o, draft ? draft->serving.get() : nullptr, w);
+    auto memory = DrafterFit(serving, degrees, o, draft ? draft->serving.get() : nullptr, w,
+                             workers.second != nullptr ? &workers.second->serving() : nullptr);
     if (!memory) return std::unexpected(memory.error());
     // Under --disagg each decode worker holds its share of the requests in flight.
     const int64_t decoders = o.disagg ? std::max<int64_t>(1, o.disagg->decode_workers) : 1;

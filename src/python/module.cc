@@ -189,7 +189,8 @@ PYBIND11_MODULE(_opscope, m) {
          std::optional<int64_t> gpus_per_node, std::optional<int64_t> micro_batches,
          std::optional<std::string> model_type, std::optional<std::string> engine,
          std::optional<std::string> disagg, std::optional<std::string> prefill_tp,
-         std::optional<std::string> decode_tp, std::optional<std::string> lengths) {
+         std::optional<std::string> decode_tp, std::optional<std::string> lengths,
+         std::optional<std::string> speculative, std::optional<double> acceptance) {
         opscope::sweep::SweepRequest r;
         r.model = std::move(model);
         r.parse.model_type = std::move(model_type);
@@ -215,6 +216,7 @@ PYBIND11_MODULE(_opscope, m) {
         r.micro_batches = micro_batches;
         r.engine = std::move(engine);
         if (lengths) r.fixed_lengths = Take(opscope::llm::ParseFixedLengths(*lengths));
+        r.speculative = Take(opscope::sweep::ParseSweepSpeculative(speculative, acceptance));
         return Sweep(r);
       },
       py::kw_only(), py::arg("model"), py::arg("batch"), py::arg("context"), py::arg("device"),
@@ -222,7 +224,8 @@ PYBIND11_MODULE(_opscope, m) {
       py::arg("activations"), py::arg("kv_dtype"), py::arg("state_dtype"), py::arg("gen_len"),
       py::arg("mem_util"), py::arg("dp_attention"), py::arg("gpus_per_node"),
       py::arg("micro_batches"), py::arg("model_type"), py::arg("engine"), py::arg("disagg"),
-      py::arg("prefill_tp"), py::arg("decode_tp"), py::arg("lengths"));
+      py::arg("prefill_tp"), py::arg("decode_tp"), py::arg("lengths"), py::arg("speculative"),
+      py::arg("acceptance"));
 
   m.def(
       "plan",

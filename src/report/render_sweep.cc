@@ -70,7 +70,8 @@ namespace {
 
 // A CSV record is its prefix and at most kMaxNumberBytes of numbers (three integers of 20
 // digits, four shortest doubles of 24 characters, a bound, a count and a flag, with commas:
-// < 192), and with --engine at most as many again (five doubles).
+// < 192), and with --engine at most as many again (five doubles; with --speculative a count
+// and a flag more).
 constexpr size_t kMaxNumberBytes = 192;
 
 // The most bytes `rows` records take: reserved once, on huge pages — a 9 MB string grown by
@@ -160,6 +161,12 @@ void AppendCsvRows(std::string& out, const SweepResult& rep, const std::vector<s
           *p++ = ',';
           if (q.kv_transfer_s) number(*q.kv_transfer_s);
         }
+        if (rep.speculative) {  // --speculative: the fit with the drafter beside the target
+          *p++ = ',';
+          number(q.drafter_max_batch);
+          *p++ = ',';
+          word(q.drafter_fits ? "true" : "false");
+        }
       }
     }
     word("\n");
@@ -194,6 +201,7 @@ std::vector<std::string> RenderSweepCsvParts(const SweepResult& rep, unsigned th
       w.Field(h);
     }
     if (rep.disagg) w.Field("predicted_kv_transfer_s");
+    if (rep.speculative) w.Field("predicted_max_batch").Field("predicted_fits");
   }
   w.EndRecord();
   // The leading fields repeat for every point of one device, recipe, deployment and serving:
@@ -319,6 +327,10 @@ std::string RenderSweepJson(const SweepResult& rep) {
       w.Key("tpot_s").Value(q.tpot_s);
       w.Key("ttft_s").Value(q.ttft_s);
       if (rep.disagg) w.Key("kv_transfer_s").Value(q.kv_transfer_s);
+      if (rep.speculative) {
+        w.Key("max_batch").Value(q.drafter_max_batch);
+        w.Key("fits").Value(q.drafter_fits);
+      }
       w.EndObject();
     }
     w.EndObject();

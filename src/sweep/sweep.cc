@@ -177,6 +177,16 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
                               "serving, not with --disagg P:D");
     }
   }
+  if (g.speculative) {
+    if (!g.engine || g.gen_lens.empty()) {
+      return MakeError("option '--speculative': speculative decoding is an engine's prediction "
+                       "of whole requests; give --engine E and --gen-len/--osl");
+    }
+    if (g.speculative->draft_model) {
+      return MakeError("option '--speculative': a sweep drafts with the model's MTP modules "
+                       "(mtp:N); a draft model (draft:N) is predicted by opscope llm");
+    }
+  }
   for (const auto& [option, values] :
        {std::pair<const char*, const std::vector<int64_t>*>{"--tp", &g.tps}, {"--ep", &g.eps},
         {"--pp", &g.pps}, {"--dp-attention", &g.dp_attentions}}) {
@@ -215,6 +225,7 @@ class GridRunner {
       : spec_(spec), serving_(serving), request_(request), rep_(rep), predictor_(predictor) {
     modes_.disagg = request.disagg;
     modes_.fixed_lengths = spec.fixed_lengths;
+    modes_.speculative = spec.speculative;
   }
 
   // Appends the grid's rows to the result, in order. A large grid (at least kPointsPerWorker
@@ -374,6 +385,10 @@ class GridRunner {
     if (!p->tpot_s && spec_.phase == llm::Phase::kDecode) out.tpot_s = p->step_time_s;
     out.ttft_s = p->ttft_s;
     if (request_.disagg && p->dynamics) out.kv_transfer_s = p->dynamics->figures.kv_transfer_s;
+    if (p->dynamics && p->dynamics->drafter_memory) {
+      out.drafter_max_batch = p->dynamics->drafter_memory->max_batch;
+      out.drafter_fits = p->dynamics->drafter_memory->fits;
+    }
     return {};
   }
 
@@ -469,7 +484,7 @@ class GridRunner {
   const SweepSpec& spec_;
   const llm::Serving& serving_;
   const SweepServing& request_;
-  llm::ServingModes modes_;  // the predictor's: --disagg, --lengths
+  llm::ServingModes modes_;  // the predictor's: --disagg, --lengths, --speculative
   SweepResult& rep_;
   const llm::ServingPredictor* predictor_;
   std::vector<std::vector<std::unique_ptr<StepPlan>>> plans_;  // [stage][worker]
@@ -524,6 +539,7 @@ class Sweeper {
     for (const device::Device& d : spec_.devices) rep_.devices.push_back(d.name);
     rep_.servings = Servings(spec_);
     rep_.disagg = !spec_.disaggs.empty();
+    rep_.speculative = spec_.speculative.has_value();
     const uint64_t grid = Axis(spec_.tps) * Axis(spec_.eps) * Axis(spec_.pps) *
                           Axis(spec_.dp_attentions) * rep_.servings.size();
     per_grid_ = static_cast<uint64_t>(spec_.batches.size()) * spec_.contexts.size();

@@ -70,6 +70,10 @@ struct PredictedRow {
   // With --disagg: the TTFT spent moving a request's KV to the decode workers (nullopt:
   // aggregated). The disaggregated ttft_s includes it; the tpot_s has no prompt chunks.
   std::optional<double> kv_transfer_s;
+  // With --speculative: the fit with the drafter beside the target (llm.predicted's
+  // dynamics.drafter_memory: max_batch and fits; a decode worker's under --disagg).
+  uint64_t drafter_max_batch = 0;
+  bool drafter_fits = false;
 };
 
 struct SweepResult {
@@ -80,6 +84,7 @@ struct SweepResult {
   std::vector<SweepDeployment> deployments;
   std::vector<SweepServing> servings;  // the grid's output lengths × disaggregation splits
   bool disagg = false;                 // --disagg was given: rows name their split
+  bool speculative = false;            // --speculative was given: rows give the drafter's fit
   std::vector<SweepRow> rows;
   // With --engine: the engine's id and each point's prediction, parallel to `rows` (empty
   // without --engine).
@@ -122,6 +127,10 @@ struct Grid {
   // --lengths fixed: every request of fixed lengths, as `opscope llm --lengths fixed` predicts
   // it (needs --engine and --gen-len; aggregated serving only).
   bool fixed_lengths = false;
+  // --speculative mtp:N --acceptance R: every request predicted with the model's MTP modules
+  // drafting, as `opscope llm --speculative mtp:N` (needs --engine and --gen-len). A draft model
+  // (draft:N) is opscope llm's alone: it would be opened and deployed for every point.
+  std::optional<llm::Speculative> speculative;
   // Parallel degrees (empty: 1; dp_attentions empty: llm's default, ep/tp when ep > tp), swept
   // as axes; the rest as `opscope llm` takes them.
   std::vector<int64_t> tps, eps, pps, dp_attentions;

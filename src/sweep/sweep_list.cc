@@ -107,4 +107,18 @@ Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view
   return out;
 }
 
+Result<std::optional<llm::Speculative>> ParseSweepSpeculative(
+    const std::optional<std::string>& text, std::optional<double> acceptance) {
+  if (!text && !acceptance) return std::nullopt;
+  if (!text) return MakeError("option '--acceptance': only with --speculative mtp:N");
+  if (!acceptance) return MakeError("option '--speculative': needs --acceptance R");
+  if (text->starts_with("draft:")) {
+    return MakeError("option '--speculative': a sweep drafts with the model's MTP modules "
+                     "(mtp:N); a draft model (draft:N --draft-model M) is predicted by opscope llm");
+  }
+  auto spec = llm::ParseSpeculative(*text, *acceptance);
+  if (!spec) return std::unexpected(spec.error());
+  return *spec;
+}
+
 }  // namespace opscope::sweep

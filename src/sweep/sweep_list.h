@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,5 +25,11 @@ Result<std::vector<std::string>> ParseNameList(std::string_view option, std::str
 // "agg,1:1,2:6": each item "agg" (nullopt: aggregated) or P:D (llm::ParseDisagg); errors name
 // --disagg and quote the item; an item listed twice is an error.
 Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view text);
+
+// --speculative mtp:N with --acceptance R (llm::ParseSpeculative; one without the other is an
+// error naming it, as opscope llm's). A sweep drafts with the model's MTP modules only: draft:N
+// is refused (opscope llm opens and deploys its draft model; a sweep would for every point).
+Result<std::optional<llm::Speculative>> ParseSweepSpeculative(
+    const std::optional<std::string>& text, std::optional<double> acceptance);
 
 }  // namespace opscope::sweep

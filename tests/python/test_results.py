@@ -117,6 +117,26 @@ def test_predicted_sweep_equals_the_cli(lengths):
             assert row["predicted_" + field] == want["predicted"][field], field
 
 
+def test_speculative_sweep_equals_the_cli():
+    # speculative=/acceptance= are --speculative mtp:N --acceptance R: the predicted figures and
+    # the fit with the MTP module (predicted_max_batch, predicted_fits) as the JSON has them.
+    args = ["deepseek-v3", "--batch", "4,64", "--context", "1024", "--device", "h200", "--tp",
+            "8", "--osl", "128", "--engine", "sglang", "--speculative", "mtp:1",
+            "--acceptance", "0.8"]
+    points = opscope.sweep("deepseek-v3", batch=[4, 64], context=1024, device="h200", tp=8,
+                           osl=128, engine="sglang", speculative="mtp:1",
+                           acceptance=0.8)["points"]
+    expected = cli_json("sweep", "llm", *args)["points"]
+    assert len(points) == len(expected) == 2
+    for (_, row), want in zip(points.iterrows(), expected):
+        for field in ("tpot_s", "ttft_s", "max_batch", "fits"):
+            assert row["predicted_" + field] == want["predicted"][field], field
+        assert row["predicted_max_batch"] < row["max_batch"]
+    with pytest.raises(opscope.Error, match="--acceptance"):
+        opscope.sweep("deepseek-v3", batch=4, context=1024, device="h200", tp=8, osl=128,
+                      engine="sglang", speculative="mtp:1")
+
+
 def test_request_axes_equal_the_cli():
     # osl= (gen_len=) and disagg= are the command line's --osl/--disagg axes: the DataFrame's
     # columns are the JSON's fields (disagg's object flattened, null as NaN).

@@ -76,6 +76,9 @@ def sweep(
     disagg: Union[None, str, Iterable[str]] = None,
     prefill_tp: Optional[IntList] = None,
     decode_tp: Optional[IntList] = None,
+    lengths: Optional[str] = None,
+    speculative: Optional[str] = None,
+    acceptance: Optional[float] = None,
 ) -> Report: ...
 
 def plan(
