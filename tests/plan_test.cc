@@ -328,6 +328,55 @@ TEST(Plan, FixedLengthsSearchSeesPastATtftDip) {
 // Fixed lengths change what a point's requests wait for, so the front is not the varied one's:
 // at one split and batch with others in flight, the figures differ (the search really passes
 // the option on, not only the label).
+// --speculative mtp:N: every point is `opscope llm --speculative mtp:N`'s prediction (its
+// reproduce command carries the options and gives the same TTFT and TPOT, the batch fitting
+// beside the MTP module), the document names the drafter, and the planner refuses what it
+// cannot predict: draft models, a model without MTP modules, the roofline estimate.
+TEST(Plan, SpeculativePointsEqualOpscopeLlmSpeculative) {
+  const std::string spec = " --speculative mtp:1 --acceptance 0.8";
+  const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(
+      "plan deepseek-v3 --device h200 --gpus 8 --isl 1024 --osl 128 --engine sglang "
+      "--max-batch 24 --tpot-ms 30 --format json" + spec));
+  ASSERT_EQ(o.status, 0) << o.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element plan = parser.parse(o.out)["plan"];
+  EXPECT_EQ(std::string_view(plan["speculative"].get_string().value()), "mtp:1");
+  EXPECT_EQ(plan["acceptance"].get_double().value(), 0.8);
+  simdjson::dom::array front = plan["front"].get_array();
+  ASSERT_GT(front.size(), 1u);
+  for (simdjson::dom::element p : front) {
+    const std::string reproduce(p["reproduce"].get_string().value());
+    ASSERT_NE(reproduce.find(spec), std::string::npos) << reproduce;
+    std::vector<std::string> args = opscope::testing::Args(reproduce);
+    args.erase(args.begin());
+    args.insert(args.end(), {"--format", "json"});
+    const opscope::testing::Outcome llm = opscope::testing::RunOpscope(args);
+    ASSERT_EQ(llm.status, 0) << llm.err;
+    simdjson::dom::parser lp;
+    simdjson::dom::element pf = lp.parse(llm.out)["llm"]["predicted"];
+    EXPECT_EQ(pf["ttft_s"].get_double().value(), p["ttft_s"].get_double().value()) << reproduce;
+    EXPECT_EQ(pf["tpot_s"].get_double().value(), p["tpot_s"].get_double().value()) << reproduce;
+    EXPECT_EQ(std::string_view(pf["dynamics"]["speculative"].get_string().value()), "mtp:1");
+    EXPECT_TRUE(pf["dynamics"]["drafter_memory"]["fits"].get_bool().value()) << reproduce;
+  }
+  for (const auto& [line, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"plan deepseek-v3 --device h200 --engine sglang --speculative draft:2 --acceptance "
+            "0.7",
+            "option '--speculative': only mtp:N"},
+           {"plan llama-3.1-8b --device h200 --engine vllm --speculative mtp:1 --acceptance 0.7",
+            "option '--speculative': llama-3.1-8b has no multi-token-prediction modules"},
+           {"plan deepseek-v3 --device h200 --engine roofline --speculative mtp:1 --acceptance "
+            "0.7",
+            "option '--speculative': speculative decoding is a prediction of the serving loop"},
+           {"plan deepseek-v3 --device h200 --engine sglang --speculative mtp:1",
+            "option '--speculative': needs --acceptance R"}}) {
+    const opscope::testing::Outcome bad =
+        opscope::testing::RunOpscope(opscope::testing::Args(line));
+    EXPECT_EQ(bad.status, 2) << line;
+    EXPECT_NE(bad.err.find(needle), std::string::npos) << bad.err;
+  }
+}
+
 TEST(Plan, FixedLengthsMoveTheFiguresOfABatch) {
   plan::PlanRequest r = Llama8b(1);
   r.engine = "vllm";

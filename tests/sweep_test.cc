@@ -605,7 +605,7 @@ TEST(RunSweep, SpeculativeRowsEqualLlmPredicted) {
                 .find("a draft model (draft:N) is predicted by opscope llm"),
             std::string::npos);
   EXPECT_EQ(ParseSweepSpeculative(std::string("draft:2"), 0.5).error().message.rfind(
-                "option '--speculative': a sweep drafts with the model's MTP modules", 0),
+                "option '--speculative': only mtp:N (the model's MTP modules)", 0),
             0u);
   EXPECT_EQ(ParseSweepSpeculative(std::string("mtp:2"), std::nullopt).error().message,
             "option '--speculative': needs --acceptance R");

@@ -1,5 +1,6 @@
 // `opscope plan MODEL --device D --gpus N [--isl I --osl O] [--ttft-ms X] [--tpot-ms Y]
-// [--rate R] [--engine E] [--weights LIST] [--disagg] [--lengths varied|fixed] [--price USD]
+// [--rate R] [--engine E] [--weights LIST] [--disagg] [--lengths varied|fixed]
+// [--speculative mtp:N --acceptance R] [--price USD]
 // [--format ...] [-o FILE]`:
 // the best deployment under latency targets (issue 15; docs/plan.md).
 #include <memory>
@@ -18,7 +19,8 @@ namespace {
 
 struct PlanOptions {
   plan::PlanRequest request;
-  std::optional<std::string> model_type, weights, lengths;
+  std::optional<std::string> model_type, weights, lengths, speculative;
+  std::optional<double> acceptance;
   std::optional<double> ttft_ms, tpot_ms;
   std::string format = "text";
   std::string output = "-";
@@ -42,6 +44,9 @@ Result<int> RunPlanCommand(PlanOptions& o) {
     if (!fixed) return std::unexpected(fixed.error());
     r.fixed_lengths = *fixed;
   }
+  auto speculative = sweep::ParseSweepSpeculative(o.speculative, o.acceptance);
+  if (!speculative) return std::unexpected(speculative.error());
+  r.speculative = *speculative;
   r.page_grid = o.format == "html";
   auto result = plan::RunPlan(r);
   if (!result) return std::unexpected(result.error());
@@ -92,6 +97,12 @@ Command AddPlanCommand(CLI::App& root) {
                   "'varied' (default: requests' lengths differ, their steps spread over the loop) "
                   "or 'fixed' (every request exactly --isl and --osl tokens, as a fixed-length "
                   "benchmark sends them; opscope llm --lengths fixed); predicted, aggregated only");
+  app->add_option("--speculative", o->speculative,
+                  "Predict every point with speculative decoding, mtp:N draft tokens from the "
+                  "model's MTP modules (opscope llm --speculative), their memory in the fit; "
+                  "predicted only");
+  app->add_option("--acceptance", o->acceptance,
+                  "With --speculative: probability each draft token is accepted, in [0, 1]");
   app->add_option("--price", r.price_usd_per_gpu_hour,
                   "USD per device-hour for $/Mtoken (default: the device's list price over 3 years)");
   app->add_option("--max-batch", r.max_batch, "Sequences one replica runs at most")

@@ -573,6 +573,14 @@ Result<Speculative> ParseSpeculative(std::string_view text, double acceptance,
   return Speculative{*n, acceptance, draft ? std::move(draft_model) : std::nullopt};
 }
 
+std::string SpeculativeArgs(const Speculative& s) {
+  char acceptance[32];
+  const auto end = std::to_chars(acceptance, acceptance + sizeof acceptance, s.acceptance).ptr;
+  return std::string(" --speculative ") + (s.draft_model ? "draft:" : "mtp:") +
+         std::to_string(s.drafts) + " --acceptance " + std::string(acceptance, end) +
+         (s.draft_model ? " --draft-model " + *s.draft_model : std::string());
+}
+
 
 namespace {
 
@@ -902,6 +910,15 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
 }
 
 }  // namespace
+
+Result<DrafterMemory> MtpDrafterMemory(const Serving& serving, int64_t memory_context,
+                                       double mem_util) {
+  auto m = MtpMemory(serving, memory_context);
+  if (!m) return std::unexpected(m.error());
+  m->max_batch = FitWithDrafter(serving, memory_context, mem_util, m->weight_bytes,
+                                m->bytes_per_seq);
+  return m;
+}
 
 struct ServingPredictor::State {
   Engine engine;

@@ -51,6 +51,10 @@ struct Speculative {
 Result<Speculative> ParseSpeculative(std::string_view text, double acceptance,
                                      std::optional<std::string> draft_model = std::nullopt);
 
+// " --speculative mtp:N --acceptance R" (draft:N adds " --draft-model M"): the options that
+// give `s` back, for a command that reproduces a prediction.
+std::string SpeculativeArgs(const Speculative& s);
+
 // How the requests are served (default: aggregated continuous batching, no speculation,
 // lengths that vary from request to request).
 struct ServingModes {
@@ -111,6 +115,11 @@ struct DrafterMemory {
   uint64_t max_batch = 0;
   bool fits = false;           // the requests in flight fit (a decode worker's share of them)
 };
+
+// The MTP modules' memory beside `serving`'s target and the fit with them at
+// `memory_context` tokens a sequence (what --speculative mtp:N reports; a planner's memory bound).
+Result<DrafterMemory> MtpDrafterMemory(const Serving& serving, int64_t memory_context,
+                                       double mem_util);
 
 // The serving dynamics of a whole request (with --gen-len).
 struct PredictedDynamics {

@@ -118,10 +118,10 @@ std::string LaunchHint(std::string_view engine, const PlanPoint& p, const std::s
 
 std::string ReproduceCommand(const PlanPoint& p, const std::string& model,
                              const std::string& device, int64_t isl, int64_t osl,
-                             const std::string& engine, bool fixed_lengths) {
+                             const std::string& engine, const std::string& modes) {
   const std::string head = "opscope llm " + model + " --device " + device;
   const std::string request = " --phase prefill --prompt " + Str(isl) + " --gen-len " + Str(osl) +
-                              " --engine " + engine + (fixed_lengths ? " --lengths fixed" : "");
+                              " --engine " + engine + modes;
   if (p.mode == Mode::kAgg) return head + LlmArgs(p.agg, p.weights) + request;
   if (p.requests_in_flight > 0) {
     // Predicted: one run of the whole deployment (--batch: its requests in flight).

@@ -24,6 +24,6 @@ std::string LaunchHint(std::string_view engine, const PlanPoint& point, const st
 // and `--lengths fixed` when the plan was made for fixed lengths.
 std::string ReproduceCommand(const PlanPoint& point, const std::string& model,
                              const std::string& device, int64_t isl, int64_t osl,
-                             const std::string& engine, bool fixed_lengths = false);
+                             const std::string& engine, const std::string& modes = "");
 
 }  // namespace opscope::plan

@@ -53,6 +53,10 @@ Result<void> CheckRequest(const PlanRequest& r) {
     return OptionError("--mem-util", "must be in (0, 1], got " + std::to_string(r.mem_util));
   }
   if (r.weights.empty()) return OptionError("--weights", "no values");
+  if (r.speculative && r.speculative->draft_model) {
+    return OptionError("--speculative", "the planner drafts with the model's MTP modules "
+                                        "(mtp:N); a draft model (draft:N) is predicted by opscope llm");
+  }
   if (r.fixed_lengths && r.disagg) {
     return OptionError("--lengths", "fixed lengths are modelled for aggregated serving, not with "
                                     "--disagg");
@@ -157,6 +161,7 @@ class Planner {
   llm::ServingModes Modes() const {
     llm::ServingModes modes;
     modes.fixed_lengths = r_.fixed_lengths;
+    modes.speculative = r_.speculative;
     return modes;
   }
   bool Meets(double ttft_s, double tpot_s) const {
@@ -249,7 +254,7 @@ Side Planner::MakeSide(const SplitEval& e, int64_t s, const BatchFigures& f, int
   side.batch = e.Batch(s);
   side.count = count;
   side.ttft_s = f.ttft_s;
-  side.max_batch = e.serving().Fit(context, r_.mem_util).max_batch;
+  side.max_batch = e.FitBatch(context);
   return side;
 }
 
@@ -887,6 +892,11 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
   out.isl = request.isl;
   out.osl = request.osl;
   out.fixed_lengths = request.fixed_lengths;
+  out.speculative = request.speculative;
+  if (request.speculative && model->spec.mtp.modules == 0) {
+    return OptionError("--speculative", model->name + " has no multi-token-prediction modules "
+                                        "(num_nextn_predict_layers)");
+  }
   out.targets = request.targets;
   out.rate = request.rate;
   // The predicting engine: --engine, else the device's default; "roofline" predicts nothing.
@@ -908,6 +918,13 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
     out.engine = "roofline";
     // The roofline estimate is a static batch's (llm::Evaluate): it has no serving loop for
     // requests to move through in groups.
+    if (request.speculative) {
+      return OptionError("--speculative", "speculative decoding is a prediction of the serving "
+                         "loop, which the roofline estimate does not model" +
+                         (request.engine ? std::string(" (--engine roofline)")
+                                         : " (no engine profile for " + device->name + ")") +
+                         "; give --engine with a profile for the device");
+    }
     if (request.fixed_lengths) {
       return OptionError("--lengths", "fixed lengths are a prediction of the serving loop, which "
                          "the roofline estimate does not model" +
@@ -954,8 +971,15 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
     if (!p->hint.empty() && !implementation.empty()) {
       p->hint += "  (configured for its '" + implementation + "' kernels: docs/engines.md)";
     }
-    p->reproduce = ReproduceCommand(*p, model_arg, request.device, request.isl, request.osl,
-                                    request.engine.value_or(out.engine), request.fixed_lengths);
+    p->reproduce = ReproduceCommand(
+        *p, model_arg, request.device, request.isl, request.osl,
+        request.engine.value_or(out.engine),
+        std::string(request.fixed_lengths ? " --lengths fixed" : "") +
+            (request.speculative ? llm::SpeculativeArgs(*request.speculative) : std::string()));
+    if (request.speculative && !p->hint.empty()) {
+      p->hint += "  (with the engine's MTP speculative decoding, " +
+                 Str(request.speculative->drafts) + " draft tokens a step)";
+    }
   }
   out.assumptions.push_back(
       "request: " + Str(request.isl) + " prompt tokens, " + Str(request.osl) +
@@ -967,6 +991,12 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
       "search: tp, ep, pp and dp-attention powers of two, tensor parallelism within a node, "
       "experts spread over a whole stage or not at all, at most " + Str(request.max_batch) +
       " sequences a replica (--max-batch), batches whole per device");
+  if (request.speculative) {
+    out.assumptions.push_back(
+        "speculative:" + llm::SpeculativeArgs(*request.speculative) + ": every point predicted "
+        "with the model's MTP modules drafting ('opscope llm --speculative'), their weights and "
+        "KV beside the target in each worker's memory fit");
+  }
   if (request.fixed_lengths) {
     out.assumptions.push_back(
         "lengths: fixed (--lengths fixed): every request exactly " + Str(request.isl) + " prompt "

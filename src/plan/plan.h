@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "llm/model.h"  // import::hf::ParseOptions, through the serving model
+#include "llm/predicted.h"  // llm::Speculative
 #include "support/error.h"
 
 namespace opscope::plan {
@@ -65,6 +66,10 @@ struct PlanRequest {
   // sends them (`opscope llm --lengths fixed`: requests that start together share prefill
   // steps). A prediction of the serving loop: an engine profile's, aggregated points only.
   bool fixed_lengths = false;
+  // --speculative mtp:N --acceptance R: every point predicted with the model's MTP modules
+  // drafting (`opscope llm --speculative mtp:N`), their memory in each worker's fit. A
+  // prediction of the serving loop: an engine profile's; draft models are opscope llm's.
+  std::optional<llm::Speculative> speculative;
   std::optional<double> price_usd_per_gpu_hour;  // --price; else the device's list price
   int64_t max_batch = 512;         // sequences one replica runs at most (engines cap it too)
   double mem_util = 0.9;
@@ -141,6 +146,7 @@ struct PlanResult {
   std::string model, device;
   int64_t gpus = 0, isl = 0, osl = 0;
   bool fixed_lengths = false;  // --lengths fixed (PlanRequest::fixed_lengths)
+  std::optional<llm::Speculative> speculative;  // --speculative (PlanRequest::speculative)
   Targets targets;
   std::optional<double> rate;
   std::string engine;       // the predicting engine's id ("roofline": none)

@@ -67,10 +67,18 @@ SplitEval::SplitEval(std::shared_ptr<const llm::Serving> serving,
   per_s_ = d.dp_attention * d.micro_batches;
 }
 
+uint64_t SplitEval::FitBatch(int64_t context) const {
+  if (!modes_.speculative) return serving_->Fit(context, mem_util_).max_batch;
+  // The module's projection in the model's dtype always sizes (an error would be a model the
+  // planner could not build): an unsized one holds nothing.
+  auto m = llm::MtpDrafterMemory(*serving_, context, mem_util_);
+  return m ? m->max_batch : 0;
+}
+
 int64_t SplitEval::MaxS(int64_t context) const {
   // Fit's max_batch counts the deployment's sequences: dp_attention replicas, each device
   // holding micro_batches · s of them.
-  const uint64_t fit = serving_->Fit(context, mem_util_).max_batch;
+  const uint64_t fit = FitBatch(context);
   const int64_t by_memory = static_cast<int64_t>(std::min<uint64_t>(fit, INT64_MAX)) / per_s_;
   return std::min(by_memory, max_batch_ / per_s_);
 }

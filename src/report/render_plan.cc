@@ -1,5 +1,6 @@
 // Renderers of a plan (`opscope plan`): the front as a text table, JSON (the "plan" object of
 // issue 15) and CSV (one record per front point). The HTML page is render_plan_html.cc.
+#include <charconv>
 #include <cstdio>
 #include <vector>
 
@@ -57,10 +58,22 @@ std::string PlanTargetsText(const PlanResult& r) {
   return t;
 }
 
+// "mtp:1, acceptance 0.8": --speculative as the headers say it.
+std::string SpeculativeText(const PlanResult& r) {
+  char acceptance[32];
+  const auto end = std::to_chars(acceptance, acceptance + sizeof acceptance,
+                                 r.speculative->acceptance).ptr;
+  return "mtp:" + std::to_string(r.speculative->drafts) + ", acceptance " +
+         std::string(acceptance, end);
+}
+
 std::string RenderPlanText(const PlanResult& r) {
   std::string out = "opscope plan: " + r.model + " on up to " + std::to_string(r.gpus) + " x " +
                     r.device + ", " + std::to_string(r.isl) + " in / " + std::to_string(r.osl) +
-                    " out" + (r.fixed_lengths ? " (fixed lengths)" : "") + ", " +
+                    " out" + (r.fixed_lengths ? " (fixed lengths)" : "") +
+                    (r.speculative ? " with MTP speculative decoding (" + SpeculativeText(r) + ")"
+                                   : std::string()) +
+                    ", " +
                     PlanTargetsText(r) + "\n";
   out += "estimate: " + r.estimate +
          (r.estimate == "predicted" ? " by " + r.engine + " (" + r.engine_why + ")" : std::string()) +
@@ -219,6 +232,13 @@ std::string RenderPlanJson(const PlanResult& r) {
   w.Key("isl").Value(r.isl);
   w.Key("osl").Value(r.osl);
   w.Key("lengths").Value(llm::LengthsName(r.fixed_lengths));
+  if (r.speculative) {
+    w.Key("speculative").Value("mtp:" + std::to_string(r.speculative->drafts));
+    w.Key("acceptance").Value(r.speculative->acceptance);
+  } else {
+    w.Key("speculative").Null();
+    w.Key("acceptance").Null();
+  }
   w.Key("targets").BeginObject();
   w.Key("ttft_s").Value(r.targets.ttft_s);
   w.Key("tpot_s").Value(r.targets.tpot_s);
@@ -276,7 +296,8 @@ std::string RenderPlanCsv(const PlanResult& r) {
         "prefill_dp_attention", "prefill_workers", "prefill_batch", "decode_tp", "decode_ep",
         "decode_pp", "decode_dp_attention", "decode_workers", "decode_batch", "gpus", "ttft_s",
         "tpot_s", "tokens_per_s", "tokens_per_s_per_device", "tokens_per_s_per_user",
-        "usd_per_mtoken", "tokens_per_joule", "meets_targets", "best", "lengths"}) {
+        "usd_per_mtoken", "tokens_per_joule", "meets_targets", "best", "lengths", "speculative",
+        "acceptance"}) {
     w.Field(h);
   }
   w.EndRecord();
@@ -323,6 +344,11 @@ std::string RenderPlanCsv(const PlanResult& r) {
     }
     w.Field(p.meets_targets).Field(r.best && *r.best == i);
     w.Field(llm::LengthsName(r.fixed_lengths));
+    if (r.speculative) {  // --speculative mtp:N --acceptance R; empty without
+      w.Field("mtp:" + std::to_string(r.speculative->drafts)).Field(r.speculative->acceptance);
+    } else {
+      w.Empty().Empty();
+    }
     w.EndRecord();
   }
   return out;

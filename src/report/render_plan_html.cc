@@ -317,7 +317,11 @@ std::string RenderPlanHtml(const PlanResult& r) {
   out += "<table class=\"summary\">\n";
   out += "<tr><th>request</th><td>" + std::to_string(r.isl) + " prompt tokens, " +
          std::to_string(r.osl) + " output tokens" +
-         (r.fixed_lengths ? " each, exactly (fixed lengths)" : "") + "</td></tr>\n";
+         (r.fixed_lengths ? " each, exactly (fixed lengths)" : "") +
+         (r.speculative ? HtmlEscape("; MTP speculative decoding, " +
+                                     llm::SpeculativeArgs(*r.speculative).substr(1))
+                        : std::string()) +
+         "</td></tr>\n";
   out += "<tr><th>targets</th><td>" + HtmlEscape(PlanTargetsText(r)) + "</td></tr>\n";
   out += "<tr><th>estimate</th><td>" + HtmlEscape(r.estimate) + "; " +
          std::to_string(r.searched) + " configurations evaluated</td></tr>\n";

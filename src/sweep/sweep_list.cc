@@ -113,8 +113,8 @@ Result<std::optional<llm::Speculative>> ParseSweepSpeculative(
   if (!text) return MakeError("option '--acceptance': only with --speculative mtp:N");
   if (!acceptance) return MakeError("option '--speculative': needs --acceptance R");
   if (text->starts_with("draft:")) {
-    return MakeError("option '--speculative': a sweep drafts with the model's MTP modules "
-                     "(mtp:N); a draft model (draft:N --draft-model M) is predicted by opscope llm");
+    return MakeError("option '--speculative': only mtp:N (the model's MTP modules) over many "
+                     "points; a draft model (draft:N --draft-model M) is predicted by opscope llm");
   }
   auto spec = llm::ParseSpeculative(*text, *acceptance);
   if (!spec) return std::unexpected(spec.error());

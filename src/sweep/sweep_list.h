@@ -27,8 +27,9 @@ Result<std::vector<std::string>> ParseNameList(std::string_view option, std::str
 Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view text);
 
 // --speculative mtp:N with --acceptance R (llm::ParseSpeculative; one without the other is an
-// error naming it, as opscope llm's). A sweep drafts with the model's MTP modules only: draft:N
-// is refused (opscope llm opens and deploys its draft model; a sweep would for every point).
+// error naming it, as opscope llm's). Over many points (a sweep, a plan) only the model's MTP
+// modules draft: draft:N is refused (opscope llm opens and deploys its draft model, which a
+// sweep or a plan would do for every point).
 Result<std::optional<llm::Speculative>> ParseSweepSpeculative(
     const std::optional<std::string>& text, std::optional<double> acceptance);
 

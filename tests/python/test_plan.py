@@ -22,6 +22,10 @@ PLAN_CASES = [
     (["llama-3.1-8b", "--device", "h200", "--gpus", "4", "--isl", "1024", "--osl", "128",
       "--lengths", "fixed", "--ttft-ms", "500"],
      dict(device="h200", gpus=4, isl=1024, osl=128, lengths="fixed", ttft_ms=500)),
+    (["deepseek-v3", "--device", "h200", "--gpus", "8", "--isl", "1024", "--osl", "128",
+      "--engine", "sglang", "--max-batch", "16", "--speculative", "mtp:1", "--acceptance", "0.8"],
+     dict(device="h200", gpus=8, isl=1024, osl=128, engine="sglang", max_batch=16,
+          speculative="mtp:1", acceptance=0.8)),
 ]
 
 
@@ -43,6 +47,9 @@ def test_plan_is_predicted_where_the_device_has_an_engine_profile():
     (dict(weights="q9_z"), ["--weights", "q9_z"]),
     (dict(lengths="fix"), ["--lengths", "fix"]),
     (dict(lengths="fixed", disagg=True), ["--lengths", "fixed", "--disagg"]),
+    (dict(speculative="mtp:1", acceptance=0.7), ["--speculative", "mtp:1", "--acceptance", "0.7"]),
+    (dict(speculative="draft:2", acceptance=0.7),
+     ["--speculative", "draft:2", "--acceptance", "0.7"]),
 ])
 def test_plan_errors_are_the_clis(kwargs, args):
     with pytest.raises(opscope.Error) as e:

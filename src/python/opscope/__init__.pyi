@@ -100,6 +100,9 @@ def plan(
     max_batch: int = 512,
     mem_util: float = 0.9,
     model_type: Optional[str] = None,
+    lengths: Optional[str] = None,
+    speculative: Optional[str] = None,
+    acceptance: Optional[float] = None,
 ) -> dict[str, Any]: ...
 
 def devices() -> list[dict[str, Any]]: ...
