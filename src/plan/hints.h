@@ -21,7 +21,8 @@ std::string LaunchHint(std::string_view engine, const PlanPoint& point, const st
 
 // The `opscope llm` command(s) whose figures the point's are, with `--engine engine` (the
 // roofline's too: `--engine roofline` predicts at the roofline, the estimate is llm's own),
-// and `--lengths fixed` when the plan was made for fixed lengths.
+// and `modes`, the serving options the plan was made with (" --lengths fixed",
+// " --speculative mtp:N --acceptance R"), appended as given.
 std::string ReproduceCommand(const PlanPoint& point, const std::string& model,
                              const std::string& device, int64_t isl, int64_t osl,
                              const std::string& engine, const std::string& modes = "");

@@ -977,8 +977,9 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
         std::string(request.fixed_lengths ? " --lengths fixed" : "") +
             (request.speculative ? llm::SpeculativeArgs(*request.speculative) : std::string()));
     if (request.speculative && !p->hint.empty()) {
-      p->hint += "  (with the engine's MTP speculative decoding, " +
-                 Str(request.speculative->drafts) + " draft tokens a step)";
+      const int64_t drafts = request.speculative->drafts;
+      p->hint += "  (with the engine's MTP speculative decoding, " + Str(drafts) +
+                 (drafts == 1 ? " draft token" : " draft tokens") + " a step)";
     }
   }
   out.assumptions.push_back(
