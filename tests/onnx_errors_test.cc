@@ -35,6 +35,41 @@ TEST(OnnxErrors, RandomBytes) {
   }
 }
 
+// A convolution whose weight has more spatial axes than its input (a fuzzed model: X [1, 3, 8],
+// W [4, 3, 3, 3], no kernel_shape) crashed Debian's libonnx shape inference, which indexes X's
+// per-axis attributes with W's axes. The importer writes kernel_shape out from W's shape first
+// (its default), so the library reports the mismatch: the model imports, the convolution not
+// costed. Alike for ConvTranspose, ConvInteger and QLinearConv (W its fourth input), and for a
+// W declared as a graph input; a Conv whose X comes from another node (its rank inferred) too.
+TEST(OnnxErrors, AConvolutionWhoseWeightOutranksItsInputNeverCrashes) {
+  for (const char* op : {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv"}) {
+    for (const bool declared : {false, true}) {
+      for (const bool produced : {false, true}) {
+        ModelBuilder b;
+        b.Input("x", kF32, {1, 3, 8});
+        if (declared) {
+          b.Input("w", kF32, {4, 3, 3, 3});
+        } else {
+          b.Weight("w", kF32, {4, 3, 3, 3});
+        }
+        b.Output("y");
+        std::string x = "x";
+        if (produced) {
+          b.Node("Relu", {"x"}, {"r"}, "relu");
+          x = "r";
+        }
+        const std::string qop(op);
+        std::vector<std::string> ins = {x, "w"};
+        if (qop == "QLinearConv") ins = {x, "s", "z", "w", "s", "z", "s", "z"};
+        if (qop == "QLinearConv") b.Weight("s", kF32, {}).Weight("z", kF32, {});
+        b.Node(op, ins, {"y"}, "conv");
+        auto g = import::ImportOnnxBytes(b.Bytes(), "conv.onnx", import::DimBindings{});
+        EXPECT_TRUE(g) << op << (g ? "" : ": " + g.error().message);
+      }
+    }
+  }
+}
+
 TEST(OnnxErrors, EmptyAndTruncated) {
   EXPECT_EQ(ErrorOf(""), "bad.onnx: empty file, not an ONNX model");
   const std::string full = SmallModel().Bytes();

@@ -149,6 +149,8 @@ class Importer {
   std::string UnknownConditionReason(const onnx::NodeProto& n, const std::string& name, ir::TensorId cond, bool warn);
   Result<void> CheckUtf8();
   Result<void> CheckDivisorAttrs(const onnx::GraphProto& g) const;
+  static void PinKernelShapes(onnx::GraphProto& g,
+                              std::unordered_map<std::string, std::vector<int64_t>> shapes);
   Result<void> ImportGraph(const onnx::GraphProto& gp, Scope& scope, const Ctx& ctx,
                            bool main_graph);
   Result<void> ImportNode(const onnx::NodeProto& n, size_t index, Scope& scope,
@@ -416,6 +418,49 @@ Result<void> Importer::CheckDivisorAttrs(const onnx::GraphProto& g) const {
     }
   }
   return {};
+}
+
+// The ONNX library's convolution shape inference takes the kernel from W's shape when the node
+// has no kernel_shape, then indexes X's per-axis attributes with it unchecked (Debian's libonnx
+// 1.12, convPoolShapeInference: a W of more spatial axes than X reads past `dilations`,
+// SIGSEGV). Writing kernel_shape out as W's spatial dims — the value the operator defaults it
+// to — lets the library check it against X's rank and report a mismatch as an error. W's shape
+// is known here when it is an initializer or a declared value with every dim fixed (`shapes`,
+// the enclosing graphs' too); otherwise the library stops at its unknown dims itself.
+void Importer::PinKernelShapes(onnx::GraphProto& g,
+                               std::unordered_map<std::string, std::vector<int64_t>> shapes) {
+  for (const auto& t : g.initializer()) shapes[t.name()] = {t.dims().begin(), t.dims().end()};
+  auto declared = [&](const onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    std::vector<int64_t> dims;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value()) return;
+      dims.push_back(d.dim_value());
+    }
+    shapes.try_emplace(vi.name(), std::move(dims));
+  };
+  for (const auto& vi : g.input()) declared(vi);
+  for (const auto& vi : g.value_info()) declared(vi);
+  for (auto& n : *g.mutable_node()) {
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) PinKernelShapes(*a.mutable_g(), shapes);
+      for (auto& sub : *a.mutable_graphs()) PinKernelShapes(sub, shapes);
+    }
+    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+    const std::string& op = n.op_type();
+    const int w = op == "QLinearConv" ? 3
+                  : op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" ? 1
+                                                                                   : -1;
+    if (w < 0 || n.input_size() <= w) continue;
+    const bool has_kernel = std::any_of(n.attribute().begin(), n.attribute().end(),
+                                        [](const auto& a) { return a.name() == "kernel_shape"; });
+    auto it = shapes.find(n.input(w));
+    if (has_kernel || it == shapes.end() || it->second.size() < 3) continue;
+    onnx::AttributeProto* kernel = n.add_attribute();
+    kernel->set_name("kernel_shape");
+    kernel->set_type(onnx::AttributeProto::INTS);
+    for (size_t k = 2; k < it->second.size(); ++k) kernel->add_ints(it->second[k]);
+  }
 }
 
 // ---- Options -----------------------------------------------------------------------------
@@ -1453,6 +1498,7 @@ Result<ir::Graph> Importer::Run(onnx::ModelProto& model) {
   CollectParams(model.graph(), true);
   if (library_inference_) {
     SubstituteBindings(*model.mutable_graph());
+    PinKernelShapes(*model.mutable_graph(), {});
     RunOnnxInference(model);
   }
   // The model's name in reports: the file name (exporters' graph names are generic).
