@@ -62,6 +62,11 @@ TEST(OnnxErrors, AConvolutionWhoseWeightOutranksItsInputNeverCrashes) {
         std::vector<std::string> ins = {x, "w"};
         if (qop == "QLinearConv") ins = {x, "s", "z", "w", "s", "z", "s", "z"};
         if (qop == "QLinearConv") b.Weight("s", kF32, {}).Weight("z", kF32, {});
+        if (!declared && produced) {  // a quantized model's weight: DequantizeLinear(W)
+          b.Node("DequantizeLinear", {"w", "s", "z"}, {"wq"}, "dq");
+          if (qop != "QLinearConv") b.Weight("s", kF32, {}).Weight("z", kF32, {});
+          for (std::string& i : ins) i = i == "w" ? "wq" : i;
+        }
         b.Node(op, ins, {"y"}, "conv");
         auto g = import::ImportOnnxBytes(b.Bytes(), "conv.onnx", import::DimBindings{});
         EXPECT_TRUE(g) << op << (g ? "" : ": " + g.error().message);

@@ -426,7 +426,8 @@ Result<void> Importer::CheckDivisorAttrs(const onnx::GraphProto& g) const {
 // SIGSEGV). Writing kernel_shape out as W's spatial dims — the value the operator defaults it
 // to — lets the library check it against X's rank and report a mismatch as an error. W's shape
 // is known here when it is an initializer or a declared value with every dim fixed (`shapes`,
-// the enclosing graphs' too); otherwise the library stops at its unknown dims itself.
+// the enclosing graphs' too), or one of those through DequantizeLinear, QuantizeLinear, Cast or
+// Identity; otherwise the library stops at its unknown dims itself.
 void Importer::PinKernelShapes(onnx::GraphProto& g,
                                std::unordered_map<std::string, std::vector<int64_t>> shapes) {
   for (const auto& t : g.initializer()) shapes[t.name()] = {t.dims().begin(), t.dims().end()};
@@ -448,6 +449,15 @@ void Importer::PinKernelShapes(onnx::GraphProto& g,
     }
     if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
     const std::string& op = n.op_type();
+    // A weight passed through an op that keeps its shape (a quantized model's DequantizeLinear)
+    // keeps the shape known, in file order.
+    if ((op == "DequantizeLinear" || op == "QuantizeLinear" || op == "Cast" || op == "Identity") &&
+        n.input_size() > 0 && n.output_size() > 0) {
+      if (auto in = shapes.find(n.input(0)); in != shapes.end()) {
+        shapes.try_emplace(n.output(0), in->second);
+      }
+      continue;
+    }
     const int w = op == "QLinearConv" ? 3
                   : op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" ? 1
                                                                                    : -1;
