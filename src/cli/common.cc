@@ -13,6 +13,16 @@
 
 namespace opscope::cli {
 
+void AddSpeculativeOptions(CLI::App& app, std::optional<std::string>& speculative,
+                           std::optional<double>& acceptance, const std::string& what) {
+  app.add_option("--speculative", speculative,
+                 what + ": speculative decoding, mtp:N draft tokens from the model's MTP modules "
+                        "(opscope llm --speculative; a draft model is opscope llm's), their memory "
+                        "in the fit");
+  app.add_option("--acceptance", acceptance,
+                 "With --speculative: probability each draft token is accepted, in [0, 1]");
+}
+
 void AddOutputOptions(CLI::App& app, OutputOptions& options) {
   app.add_option("--format", options.format, "Report format")
       ->check(CLI::IsMember(report::FormatNames(report::ReportFormats())))

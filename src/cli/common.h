@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <span>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,11 @@ struct OutputOptions {
 
 // Adds --format (the names of report::ReportFormats()), --top, -o/--output and --strict.
 void AddOutputOptions(CLI::App& app, OutputOptions& options);
+
+// Adds --speculative (`what` it does here; mtp:N over many points) and --acceptance, as
+// sweep::ParseSweepSpeculative reads them.
+void AddSpeculativeOptions(CLI::App& app, std::optional<std::string>& speculative,
+                           std::optional<double>& acceptance, const std::string& what);
 
 // What renderers may use of where the text goes: colour only on a terminal, never with
 // NO_COLOR.

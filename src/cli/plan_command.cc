@@ -97,12 +97,8 @@ Command AddPlanCommand(CLI::App& root) {
                   "'varied' (default: requests' lengths differ, their steps spread over the loop) "
                   "or 'fixed' (every request exactly --isl and --osl tokens, as a fixed-length "
                   "benchmark sends them; opscope llm --lengths fixed); predicted, aggregated only");
-  app->add_option("--speculative", o->speculative,
-                  "Predict every point with speculative decoding, mtp:N draft tokens from the "
-                  "model's MTP modules (opscope llm --speculative), their memory in the fit; "
-                  "predicted only");
-  app->add_option("--acceptance", o->acceptance,
-                  "With --speculative: probability each draft token is accepted, in [0, 1]");
+  AddSpeculativeOptions(*app, o->speculative, o->acceptance,
+                        "Predict every point (an engine profile's prediction) with");
   app->add_option("--price", r.price_usd_per_gpu_hour,
                   "USD per device-hour for $/Mtoken (default: the device's list price over 3 years)");
   app->add_option("--max-batch", r.max_batch, "Sequences one replica runs at most")

@@ -195,12 +195,8 @@ Command AddSweepCommand(CLI::App& root) {
                   "With --engine and --gen-len: 'varied' (default) or 'fixed' (every request "
                   "exactly its prompt and output length, as a fixed-length benchmark sends them; "
                   "opscope llm --lengths)");
-  app->add_option("--speculative", o->speculative,
-                  "With --engine and --gen-len: predict speculative decoding, mtp:N draft tokens "
-                  "from the model's MTP modules (opscope llm --speculative; a draft model is "
-                  "opscope llm's); the rows add the memory fit with the MTP module");
-  app->add_option("--acceptance", o->acceptance,
-                  "With --speculative: probability each draft token is accepted, in [0, 1]");
+  AddSpeculativeOptions(*app, o->speculative, o->acceptance,
+                        "With --engine and --gen-len, predict every point with");
   app->add_option("--mem-util", o->grid.mem_util, "Fraction of device memory for weights + KV + state")
       ->capture_default_str();
   app->add_option("--tp", o->tp, "Tensor-parallel degrees: LIST (default 1)");

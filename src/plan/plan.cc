@@ -917,20 +917,17 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
   } else {
     out.engine = "roofline";
     // The roofline estimate is a static batch's (llm::Evaluate): it has no serving loop for
-    // requests to move through in groups.
-    if (request.speculative) {
-      return OptionError("--speculative", "speculative decoding is a prediction of the serving "
-                         "loop, which the roofline estimate does not model" +
-                         (request.engine ? std::string(" (--engine roofline)")
-                                         : " (no engine profile for " + device->name + ")") +
-                         "; give --engine with a profile for the device");
-    }
+    // requests to move through in groups or to draft tokens in.
+    const auto no_loop = [&](const char* option, const std::string& what, const char* or_else) {
+      return OptionError(option, what + " a prediction of the serving loop, which the roofline "
+                                 "estimate does not model" +
+                                 (request.engine ? std::string(" (--engine roofline)")
+                                                 : " (no engine profile for " + device->name + ")") +
+                                 "; give --engine with a profile for the device" + or_else);
+    };
+    if (request.speculative) return no_loop("--speculative", "speculative decoding is", "");
     if (request.fixed_lengths) {
-      return OptionError("--lengths", "fixed lengths are a prediction of the serving loop, which "
-                         "the roofline estimate does not model" +
-                         (request.engine ? std::string(" (--engine roofline)")
-                                         : " (no engine profile for " + device->name + ")") +
-                         "; give --engine with a profile for the device, or leave --lengths out");
+      return no_loop("--lengths", "fixed lengths are", ", or leave --lengths out");
     }
   }
   out.engine_why = request.engine ? "--engine" : "default for " + device->name;
