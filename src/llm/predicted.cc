@@ -669,25 +669,6 @@ Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target
 
 // ---- The drafter's memory ------------------------------------------------------------------
 
-// The largest batch `s` holds with a drafter of `weight_bytes` and `bytes_per_seq` per device
-// on its last stage's devices (where the target's last layers and LM head feed it): Serving::Fit
-// with these added there.
-uint64_t FitWithDrafter(const Serving& s, int64_t memory_context, double mem_util,
-                        uint64_t weight_bytes, uint64_t bytes_per_seq) {
-  uint64_t per_device = UINT64_MAX;
-  const size_t last = s.stage_count() - 1;
-  for (size_t k = 0; k < s.stage_count(); ++k) {
-    ModelFigures f = s.stage_figures(k);
-    uint64_t per_seq = s.StageBytesPerSeq(k, memory_context);
-    if (k == last) {
-      f.weight_bytes += weight_bytes;
-      per_seq += bytes_per_seq;
-    }
-    per_device = std::min(per_device, MaxBatch(f, per_seq, s.device().memory_bytes, mem_util));
-  }
-  return per_device * static_cast<uint64_t>(s.deployment().dp_attention);
-}
-
 // The MTP modules on a device of the target's last stage. vLLM, SGLang and TensorRT-LLM load
 // them there and share the target's embedding table and LM head (a checkpoint's own copies are
 // not loaded twice). Per module: each block at the mean decoder layer's weight bytes on a device
@@ -745,8 +726,8 @@ Result<DrafterMemory> DrafterFit(const Serving& serving, const Degrees& degrees,
     if (!mtp) return std::unexpected(mtp.error());
     m = *mtp;
   }
-  m.max_batch = FitWithDrafter(*decoding, memory_context, w.mem_util, m.weight_bytes,
-                               m.bytes_per_seq);
+  m.max_batch =
+      decoding->Fit(memory_context, w.mem_util, {m.weight_bytes, m.bytes_per_seq}).max_batch;
   return m;
 }
 
@@ -915,8 +896,8 @@ Result<DrafterMemory> MtpDrafterMemory(const Serving& serving, int64_t memory_co
                                        double mem_util) {
   auto m = MtpMemory(serving, memory_context);
   if (!m) return std::unexpected(m.error());
-  m->max_batch = FitWithDrafter(serving, memory_context, mem_util, m->weight_bytes,
-                                m->bytes_per_seq);
+  m->max_batch =
+      serving.Fit(memory_context, mem_util, {m->weight_bytes, m->bytes_per_seq}).max_batch;
   return m;
 }
 

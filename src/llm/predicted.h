@@ -108,7 +108,7 @@ struct EndToEndErrorFigure {
 
 // What speculative decoding's drafter holds on each decoding device beside the target (the
 // last stage's devices under --pp; the decode workers' under --disagg), and the largest batch
-// those devices hold with it: the fit of Serving::Fit with these added.
+// those devices hold with it: Serving::Fit with them beside the target.
 struct DrafterMemory {
   uint64_t weight_bytes = 0;   // per device
   uint64_t bytes_per_seq = 0;  // one sequence's KV at the memory context, per device

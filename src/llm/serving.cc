@@ -199,11 +199,21 @@ uint64_t Serving::StageBytesPerSeq(size_t s, int64_t memory_context) const {
 }
 
 Serving::MemoryFit Serving::Fit(int64_t memory_context, double mem_util) const {
+  return Fit(memory_context, mem_util, Beside{});
+}
+
+Serving::MemoryFit Serving::Fit(int64_t memory_context, double mem_util,
+                                const Beside& beside) const {
   uint64_t per_device = UINT64_MAX;
   for (size_t s = 0; s < stages_.size(); ++s) {
-    per_device = std::min(per_device, MaxBatch(stages_[s].figures,
-                                               StageBytesPerSeq(s, memory_context),
-                                               device_.memory_bytes, mem_util));
+    ModelFigures held = stages_[s].figures;
+    uint64_t per_seq = StageBytesPerSeq(s, memory_context);
+    if (s + 1 == stages_.size()) {
+      held.weight_bytes += beside.weight_bytes;
+      per_seq += beside.bytes_per_seq;
+    }
+    per_device = std::min(per_device,
+                          MaxBatch(held, per_seq, device_.memory_bytes, mem_util));
   }
   return {per_device * static_cast<uint64_t>(deployment_.dp_attention),
           KvWindowBytesPerSeq(build_->kv_windows, memory_context)};

@@ -132,7 +132,15 @@ class Serving {
     uint64_t max_batch = 0;
     uint64_t kv_window_bytes_per_seq = 0;
   };
-  MemoryFit Fit(int64_t memory_context, double mem_util) const;
+  // What another model holds beside this one on each device of the last stage (speculative
+  // decoding's drafter, fed by the target's last layers and LM head): its weights and one
+  // sequence's bytes at the memory context.
+  struct Beside {
+    uint64_t weight_bytes = 0;
+    uint64_t bytes_per_seq = 0;
+  };
+  MemoryFit Fit(int64_t memory_context, double mem_util, const Beside& beside) const;
+  MemoryFit Fit(int64_t memory_context, double mem_util) const;  // nothing beside
   // Bytes one sequence holds on one device of stage s at `memory_context`.
   uint64_t StageBytesPerSeq(size_t s, int64_t memory_context) const;
 
