@@ -699,35 +699,23 @@ Result<DrafterMemory> MtpMemory(const Serving& s, int64_t memory_context) {
   return m;
 }
 
-// The drafter's memory and the fit with it on the decoding devices: the target's (the decode
-// workers' under --disagg, redeployed at --decode-tp where it differs). `draft`: the draft
-// model's deployment (draft:N); nullptr: the MTP modules (mtp:N).
-// `decode_worker`: the decode workers' deployment when the caller has it (else redeployed).
-Result<DrafterMemory> DrafterFit(const Serving& serving, const Degrees& degrees,
-                                 const ServingModes& o, const Serving* draft, const Workload& w,
-                                 const Serving* decode_worker) {
-  std::optional<Serving> redeployed;
-  const Serving* decoding = &serving;
-  if (o.disagg && decode_worker != nullptr) {
-    decoding = decode_worker;
-  } else if (o.disagg && o.disagg->decode_tp.value_or(degrees.tp) != serving.deployment().tp) {
-    auto made = Redeploy(serving, degrees, *o.disagg->decode_tp, "--decode-tp");
-    if (!made) return std::unexpected(made.error());
-    redeployed = std::move(*made);
-    decoding = &*redeployed;
-  }
+// The drafter's memory and the fit with it on the `decoding` deployment (the target's, or a
+// decode worker's under --disagg). `draft`: the draft model's deployment (draft:N); nullptr:
+// the MTP modules (mtp:N).
+Result<DrafterMemory> DrafterFit(const Serving& decoding, const Serving* draft,
+                                 const Workload& w) {
   const int64_t memory_context = w.MemoryContext();
   DrafterMemory m;
   if (draft != nullptr) {
     m.weight_bytes = draft->largest_share().weight_bytes;
     m.bytes_per_seq = draft->StageBytesPerSeq(0, memory_context);
   } else {
-    auto mtp = MtpMemory(*decoding, memory_context);
+    auto mtp = MtpMemory(decoding, memory_context);
     if (!mtp) return std::unexpected(mtp.error());
     m = *mtp;
   }
   m.max_batch =
-      decoding->Fit(memory_context, w.mem_util, {m.weight_bytes, m.bytes_per_seq}).max_batch;
+      decoding.Fit(memory_context, w.mem_util, {m.weight_bytes, m.bytes_per_seq}).max_batch;
   return m;
 }
 
@@ -789,22 +777,26 @@ void AddRequestPath(const ServingLoad& load, double request_s, DynamicsFigures& 
                    f.e2e_s;
 }
 
-// Disaggregated: prefill and decode workers, each deployment at its own tp (redeployed here
-// unless `workers` holds their timers), the KV between.
-Result<PredictedDynamics> Disaggregate(const Serving& serving, const Engine& engine,
-                                       const Degrees& degrees, const Disagg& g,
-                                       const RequestShape& r, int64_t chunk,
-                                       const std::pair<const Timer*, const Timer*>& workers) {
-  if (workers.first != nullptr) return DisaggregateOn(*workers.first, *workers.second, g, r, chunk);
-  auto prefill = Redeploy(serving, degrees, g.prefill_tp.value_or(degrees.tp), "--prefill-tp");
-  if (!prefill) return std::unexpected(prefill.error());
-  auto decode = Redeploy(serving, degrees, g.decode_tp.value_or(degrees.tp), "--decode-tp");
-  if (!decode) return std::unexpected(decode.error());
-  auto prefill_timer = Timer::Make(*prefill, engine);
-  if (!prefill_timer) return std::unexpected(prefill_timer.error());
-  auto decode_timer = Timer::Make(*decode, engine);
-  if (!decode_timer) return std::unexpected(decode_timer.error());
-  return DisaggregateOn(**prefill_timer, **decode_timer, g, r, chunk);
+// The disaggregated workers of a caller that has none: each deployment at its own tp and its
+// timer (a timer refers to its deployment: both kept here).
+struct Workers {
+  std::unique_ptr<Serving> prefill, decode;
+  std::unique_ptr<Timer> prefill_timer, decode_timer;
+};
+Result<Workers> RedeployWorkers(const Serving& serving, const Engine& engine,
+                                const Degrees& degrees, const Disagg& g) {
+  Workers w;
+  for (const auto& [tp, option, deployed, timer] :
+       {std::tuple{g.prefill_tp.value_or(degrees.tp), "--prefill-tp", &w.prefill, &w.prefill_timer},
+        std::tuple{g.decode_tp.value_or(degrees.tp), "--decode-tp", &w.decode, &w.decode_timer}}) {
+    auto made = Redeploy(serving, degrees, tp, option);
+    if (!made) return std::unexpected(made.error());
+    *deployed = std::make_unique<Serving>(std::move(*made));
+    auto t = Timer::Make(**deployed, engine);
+    if (!t) return std::unexpected(t.error());
+    *timer = std::move(*t);
+  }
+  return w;
 }
 
 // The whole request (--gen-len): its dynamics and floors.
@@ -847,7 +839,16 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   }
   const int64_t chunk =
       predict::ChunkedPrefillTokens(*engine.profile, *engine.entry, serving.device());
-  auto d = o.disagg ? Disaggregate(serving, engine, degrees, *o.disagg, r, chunk, workers)
+  // Disaggregated: the caller's workers, else redeployed once here (for the dynamics and the
+  // drafter's fit).
+  Workers redeployed;
+  if (o.disagg && workers.first == nullptr) {
+    auto made = RedeployWorkers(serving, engine, degrees, *o.disagg);
+    if (!made) return std::unexpected(made.error());
+    redeployed = std::move(*made);
+    workers = {redeployed.prefill_timer.get(), redeployed.decode_timer.get()};
+  }
+  auto d = o.disagg ? DisaggregateOn(*workers.first, *workers.second, *o.disagg, r, chunk)
                     : Aggregate(timer, r, chunk, o.fixed_lengths);
   if (!d) return std::unexpected(d.error());
   if (!engine.profile->transparent) {
@@ -860,8 +861,8 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   if (o.speculative) {
     const std::string n = std::to_string(o.speculative->drafts);
     d->speculative = draft ? "draft:" + n + " " + draft->build->model.name : "mtp:" + n;
-    auto memory = DrafterFit(serving, degrees, o, draft ? draft->serving.get() : nullptr, w,
-                             workers.second != nullptr ? &workers.second->serving() : nullptr);
+    auto memory = DrafterFit(o.disagg ? workers.second->serving() : serving,
+                             draft ? draft->serving.get() : nullptr, w);
     if (!memory) return std::unexpected(memory.error());
     // Under --disagg each decode worker holds its share of the requests in flight.
     const int64_t decoders = o.disagg ? std::max<int64_t>(1, o.disagg->decode_workers) : 1;
