@@ -573,11 +573,33 @@ Result<Speculative> ParseSpeculative(std::string_view text, double acceptance,
   return Speculative{*n, acceptance, draft ? std::move(draft_model) : std::nullopt};
 }
 
+Result<std::optional<Speculative>> ParseSpeculativeOptions(
+    const std::optional<std::string>& text, std::optional<double> acceptance,
+    const std::optional<std::string>& draft_model, bool draft_models) {
+  if (text.has_value() != acceptance.has_value()) {
+    return MakeError(text ? "option '--speculative': needs --acceptance R"
+                          : std::string("option '--acceptance': only with --speculative mtp:N") +
+                                (draft_models ? " or draft:N" : ""));
+  }
+  if (draft_model && !text) return MakeError("option '--draft-model': only with --speculative draft:N");
+  if (!text) return std::nullopt;
+  if (!draft_models && text->starts_with("draft:")) {
+    return MakeError("option '--speculative': only mtp:N (the model's MTP modules) over many "
+                     "points; a draft model (draft:N --draft-model M) is predicted by opscope llm");
+  }
+  auto speculative = ParseSpeculative(*text, *acceptance, draft_model);
+  if (!speculative) return std::unexpected(speculative.error());
+  return *speculative;
+}
+
+std::string SpeculativeName(const Speculative& s) {
+  return (s.draft_model ? "draft:" : "mtp:") + std::to_string(s.drafts);
+}
+
 std::string SpeculativeArgs(const Speculative& s) {
   char acceptance[32];
   const auto end = std::to_chars(acceptance, acceptance + sizeof acceptance, s.acceptance).ptr;
-  return std::string(" --speculative ") + (s.draft_model ? "draft:" : "mtp:") +
-         std::to_string(s.drafts) + " --acceptance " + std::string(acceptance, end) +
+  return " --speculative " + SpeculativeName(s) + " --acceptance " + std::string(acceptance, end) +
          (s.draft_model ? " --draft-model " + *s.draft_model : std::string());
 }
 
@@ -859,8 +881,8 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   d->gen_len = r.load.gen_len;
   d->tokens_per_step = r.load.tokens_per_step;
   if (o.speculative) {
-    const std::string n = std::to_string(o.speculative->drafts);
-    d->speculative = draft ? "draft:" + n + " " + draft->build->model.name : "mtp:" + n;
+    d->speculative = SpeculativeName(*o.speculative) +
+                     (draft ? " " + draft->build->model.name : std::string());
     auto memory = DrafterFit(o.disagg ? workers.second->serving() : serving,
                              draft ? draft->serving.get() : nullptr, w);
     if (!memory) return std::unexpected(memory.error());
@@ -1091,19 +1113,10 @@ Result<PredictOptions> ParsePredictOptions(const PredictTexts& texts) {
     return MakeError(std::string("option '") + (texts.prefill_tp ? "--prefill-tp" : "--decode-tp") +
                      "': only with --disagg P:D");
   }
-  if (texts.speculative.has_value() != texts.acceptance.has_value()) {
-    return MakeError(texts.speculative ? "option '--speculative': needs --acceptance R"
-                                       : "option '--acceptance': only with --speculative mtp:N "
-                                         "or draft:N");
-  }
-  if (texts.draft_model && !texts.speculative) {
-    return MakeError("option '--draft-model': only with --speculative draft:N");
-  }
-  if (texts.speculative) {
-    auto speculative = ParseSpeculative(*texts.speculative, *texts.acceptance, texts.draft_model);
-    if (!speculative) return std::unexpected(speculative.error());
-    options.speculative = *speculative;
-  }
+  auto speculative =
+      ParseSpeculativeOptions(texts.speculative, texts.acceptance, texts.draft_model, true);
+  if (!speculative) return std::unexpected(speculative.error());
+  options.speculative = *speculative;
   if (texts.lengths) {
     auto fixed = ParseFixedLengths(*texts.lengths);
     if (!fixed) return std::unexpected(fixed.error());

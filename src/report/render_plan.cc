@@ -1,6 +1,5 @@
 // Renderers of a plan (`opscope plan`): the front as a text table, JSON (the "plan" object of
 // issue 15) and CSV (one record per front point). The HTML page is render_plan_html.cc.
-#include <charconv>
 #include <cstdio>
 #include <vector>
 
@@ -58,20 +57,12 @@ std::string PlanTargetsText(const PlanResult& r) {
   return t;
 }
 
-// "mtp:1, acceptance 0.8": --speculative as the headers say it.
-std::string SpeculativeText(const PlanResult& r) {
-  char acceptance[32];
-  const auto end = std::to_chars(acceptance, acceptance + sizeof acceptance,
-                                 r.speculative->acceptance).ptr;
-  return "mtp:" + std::to_string(r.speculative->drafts) + ", acceptance " +
-         std::string(acceptance, end);
-}
-
 std::string RenderPlanText(const PlanResult& r) {
   std::string out = "opscope plan: " + r.model + " on up to " + std::to_string(r.gpus) + " x " +
                     r.device + ", " + std::to_string(r.isl) + " in / " + std::to_string(r.osl) +
                     " out" + (r.fixed_lengths ? " (fixed lengths)" : "") +
-                    (r.speculative ? " with MTP speculative decoding (" + SpeculativeText(r) + ")"
+                    (r.speculative ? " with MTP speculative decoding (" +
+                                         llm::SpeculativeArgs(*r.speculative).substr(1) + ")"
                                    : std::string()) +
                     ", " +
                     PlanTargetsText(r) + "\n";
@@ -233,7 +224,7 @@ std::string RenderPlanJson(const PlanResult& r) {
   w.Key("osl").Value(r.osl);
   w.Key("lengths").Value(llm::LengthsName(r.fixed_lengths));
   if (r.speculative) {
-    w.Key("speculative").Value("mtp:" + std::to_string(r.speculative->drafts));
+    w.Key("speculative").Value(llm::SpeculativeName(*r.speculative));
     w.Key("acceptance").Value(r.speculative->acceptance);
   } else {
     w.Key("speculative").Null();
@@ -345,7 +336,7 @@ std::string RenderPlanCsv(const PlanResult& r) {
     w.Field(p.meets_targets).Field(r.best && *r.best == i);
     w.Field(llm::LengthsName(r.fixed_lengths));
     if (r.speculative) {  // --speculative mtp:N --acceptance R; empty without
-      w.Field("mtp:" + std::to_string(r.speculative->drafts)).Field(r.speculative->acceptance);
+      w.Field(llm::SpeculativeName(*r.speculative)).Field(r.speculative->acceptance);
     } else {
       w.Empty().Empty();
     }

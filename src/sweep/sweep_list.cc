@@ -109,16 +109,7 @@ Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view
 
 Result<std::optional<llm::Speculative>> ParseSweepSpeculative(
     const std::optional<std::string>& text, std::optional<double> acceptance) {
-  if (!text && !acceptance) return std::nullopt;
-  if (!text) return MakeError("option '--acceptance': only with --speculative mtp:N");
-  if (!acceptance) return MakeError("option '--speculative': needs --acceptance R");
-  if (text->starts_with("draft:")) {
-    return MakeError("option '--speculative': only mtp:N (the model's MTP modules) over many "
-                     "points; a draft model (draft:N --draft-model M) is predicted by opscope llm");
-  }
-  auto spec = llm::ParseSpeculative(*text, *acceptance);
-  if (!spec) return std::unexpected(spec.error());
-  return *spec;
+  return llm::ParseSpeculativeOptions(text, acceptance, std::nullopt, false);
 }
 
 }  // namespace opscope::sweep

@@ -26,10 +26,8 @@ Result<std::vector<std::string>> ParseNameList(std::string_view option, std::str
 // --disagg and quote the item; an item listed twice is an error.
 Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view text);
 
-// --speculative mtp:N with --acceptance R (llm::ParseSpeculative; one without the other is an
-// error naming it, as opscope llm's). Over many points (a sweep, a plan) only the model's MTP
-// modules draft: draft:N is refused (opscope llm opens and deploys its draft model, which a
-// sweep or a plan would do for every point).
+// --speculative mtp:N with --acceptance R over many points (a sweep, a plan):
+// llm::ParseSpeculativeOptions with draft models refused.
 Result<std::optional<llm::Speculative>> ParseSweepSpeculative(
     const std::optional<std::string>& text, std::optional<double> acceptance);
 
