@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,7 +63,9 @@ class Writer {
     U64(s.size());
     return Raw(s.data(), s.size());
   }
-  Writer& Raw(const void* p, size_t n) {
+  // Out of line: inlined into long tests, g++ 12's -Wstringop-overflow misreads the vector
+  // insert (GCC bug 107852).
+  [[gnu::noinline]] Writer& Raw(const void* p, size_t n) {
     const auto* b = static_cast<const uint8_t*>(p);
     bytes.insert(bytes.end(), b, b + n);
     return *this;
@@ -522,6 +525,171 @@ TEST(GgufModel, Gemma3SandwichNormsAndFiveOfSixLayersSliding) {
   ExpectExactWeightBytes(l, "tiny-gemma3.gguf");
 }
 
+// make_gguf.py's hybrids: hidden 64; full attention 4 heads of 16 (2 KV) gated per head;
+// GatedDeltaNet 2 key heads, 4 value heads of 16, conv 4; layer 3 full attention.
+void ExpectQwenHybrid(const hf::ModelSpec& s) {
+  ASSERT_EQ(s.num_layers(), 4);
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.layers[static_cast<size_t>(i)].mixer,
+              i == 3 ? hf::Mixer::kAttention : hf::Mixer::kGatedDeltaNet)
+        << i;
+  }
+  EXPECT_EQ(s.gdn.key_heads, 2);
+  EXPECT_EQ(s.gdn.value_heads, 4);
+  EXPECT_EQ(s.gdn.key_head_dim, 16);
+  EXPECT_EQ(s.gdn.value_head_dim, 16);  // ssm.inner_size 64 / ssm.time_step_rank 4
+  EXPECT_EQ(s.gdn.conv_kernel, 4);
+  EXPECT_EQ(s.attn.heads, 4);
+  EXPECT_EQ(s.attn.kv_heads, 2);
+  EXPECT_EQ(s.attn.head_dim, 16);
+  EXPECT_TRUE(s.attn.output_gate);
+  EXPECT_TRUE(s.attn.qk_norm);
+  EXPECT_FALSE(s.attn.qk_norm_full);
+  ASSERT_TRUE(s.ssm_state_dtype.has_value());  // llama.cpp's recurrent states are f32
+  EXPECT_EQ(*s.ssm_state_dtype, format::Format::kF32);
+}
+
+bool Notes(const hf::ModelSpec& s, std::string_view text) {
+  for (const std::string& a : s.assumptions) {
+    if (a.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(GgufModel, Qwen35MoeGatedDeltaNetLayersAndTheNextnBlockLeftOut) {
+  const Loaded l = Load("tiny-qwen35moe.gguf");
+  const hf::ModelSpec& s = l.model.spec;
+  EXPECT_EQ(s.model_type, "qwen3_5_moe");
+  ExpectQwenHybrid(s);
+  for (const hf::LayerSpec& layer : s.layers) EXPECT_EQ(layer.ffn, hf::Ffn::kMoe);
+  EXPECT_EQ(s.moe.experts, 4);
+  EXPECT_EQ(s.moe.top_k, 2);
+  EXPECT_EQ(s.moe.intermediate, 32);
+  EXPECT_EQ(s.moe.shared_intermediate, 32);
+  EXPECT_TRUE(s.moe.shared_gate);
+  EXPECT_FALSE(s.moe.sigmoid_scores);
+  // attn_qkv + attn_gate are one graph weight, ssm_beta + ssm_alpha another; the
+  // suffix-less ssm_a is A_log.
+  const auto& f = l.model.weight_formats;
+  EXPECT_EQ(f.at("layers.0.linear_attn.in_proj_qkvz.weight"), format::Format::kQ8_0);
+  EXPECT_EQ(f.at("layers.0.linear_attn.in_proj_ba.weight"), format::Format::kF32);
+  EXPECT_EQ(f.at("layers.0.linear_attn.A_log"), format::Format::kF32);
+  EXPECT_EQ(f.at("layers.2.linear_attn.out_proj.weight"), format::Format::kQ4_0);
+  EXPECT_EQ(f.at("layers.3.attn.q_proj.weight"), format::Format::kQ8_0);
+  // Block 4, the nextn block, is not the model's: every one of its tensors is listed unused.
+  EXPECT_TRUE(Notes(s, "blocks 4..4 are 1 nextn (MTP) block(s)"));
+  ASSERT_FALSE(l.model.unused_tensors.empty());
+  for (const std::string& u : l.model.unused_tensors) EXPECT_TRUE(u.starts_with("blk.4.")) << u;
+  // 2 norms + 6 attention (q, k, v, their norms, output) + 8 MoE (router, 3 experts, the
+  // shared expert's gate and 3 matrices) + 4 nextn (eh_proj, enorm, hnorm, shared_head_norm).
+  EXPECT_EQ(l.model.unused_tensors.size(), 2u + 6u + 8u + 4u);
+  ExpectExactWeightBytes(l, "tiny-qwen35moe.gguf");
+}
+
+TEST(GgufModel, Qwen35DenseHybrid) {
+  const Loaded l = Load("tiny-qwen35.gguf");
+  const hf::ModelSpec& s = l.model.spec;
+  EXPECT_EQ(s.model_type, "qwen3_5");
+  ExpectQwenHybrid(s);
+  for (const hf::LayerSpec& layer : s.layers) EXPECT_EQ(layer.ffn, hf::Ffn::kDense);
+  EXPECT_EQ(s.mlp.intermediate, 96);
+  EXPECT_TRUE(l.model.unused_tensors.empty());
+  EXPECT_FALSE(Notes(s, "nextn"));
+  ExpectExactWeightBytes(l, "tiny-qwen35.gguf");
+}
+
+TEST(GgufModel, Qwen3NextFusedSsmInAndSsmBa) {
+  const Loaded l = Load("tiny-qwen3next.gguf");
+  const hf::ModelSpec& s = l.model.spec;
+  EXPECT_EQ(s.model_type, "qwen3_next");
+  ExpectQwenHybrid(s);
+  EXPECT_EQ(l.model.weight_formats.at("layers.1.linear_attn.in_proj_qkvz.weight"),
+            format::Format::kQ8_0);
+  EXPECT_TRUE(l.model.unused_tensors.empty());
+  ExpectExactWeightBytes(l, "tiny-qwen3next.gguf");
+}
+
+TEST(GgufModel, Glm4MoeBiasesLeadingDenseSharedExpertSigmoidAndNextnBlock) {
+  const Loaded l = Load("tiny-glm4moe.gguf");
+  const hf::ModelSpec& s = l.model.spec;
+  EXPECT_EQ(s.model_type, "glm4_moe");
+  ASSERT_EQ(s.num_layers(), 3);  // block_count 4 less one nextn block
+  EXPECT_EQ(s.layers[0].ffn, hf::Ffn::kDense);
+  EXPECT_EQ(s.layers[1].ffn, hf::Ffn::kMoe);
+  EXPECT_EQ(s.layers[2].ffn, hf::Ffn::kMoe);
+  EXPECT_TRUE(s.attn.qkv_bias);
+  EXPECT_FALSE(s.attn.o_bias);
+  EXPECT_FALSE(s.attn.qk_norm);
+  EXPECT_FALSE(s.attn.output_gate);
+  EXPECT_TRUE(s.moe.sigmoid_scores);
+  EXPECT_TRUE(s.moe.score_correction_bias);
+  EXPECT_EQ(s.moe.shared_intermediate, 32);
+  EXPECT_FALSE(s.moe.shared_gate);
+  for (const std::string& u : l.model.unused_tensors) EXPECT_TRUE(u.starts_with("blk.3.")) << u;
+  ExpectExactWeightBytes(l, "tiny-glm4moe.gguf");
+}
+
+TEST(GgufModel, MinimaxM2QkNormOverTheWholeProjection) {
+  const Loaded l = Load("tiny-minimax-m2.gguf");
+  const hf::ModelSpec& s = l.model.spec;
+  EXPECT_EQ(s.model_type, "minimax_m2");
+  EXPECT_TRUE(s.attn.qk_norm);
+  EXPECT_TRUE(s.attn.qk_norm_full);  // attn_q_norm is {head_dim · head_count}
+  EXPECT_TRUE(s.moe.sigmoid_scores);
+  EXPECT_TRUE(s.moe.score_correction_bias);
+  EXPECT_EQ(s.moe.shared_intermediate, 0);
+  EXPECT_TRUE(l.model.unused_tensors.empty());
+  ExpectExactWeightBytes(l, "tiny-minimax-m2.gguf");
+}
+
+// The hybrids' own keys: a bad value names the key, and a file without them the missing key.
+TEST(GgufModel, BadHybridMetadataIsANamedError) {
+  auto base = ReadGgufHeader(kDir + "tiny-qwen35moe.gguf");
+  ASSERT_TRUE(base.has_value());
+  auto with = [&](std::string_view key, std::optional<uint64_t> x) {
+    GgufFile f = *base;
+    for (size_t i = 0; i < f.metadata.size(); ++i) {
+      if (f.metadata[i].key != key) continue;
+      if (x) {
+        f.metadata[i].value.scalar = *x;
+      } else {
+        f.metadata.erase(f.metadata.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      break;
+    }
+    auto m = BuildGgufModel({f});
+    EXPECT_FALSE(m.has_value()) << key;
+    return m ? std::string() : m.error().message;
+  };
+  const std::string origin = kDir + "tiny-qwen35moe.gguf: metadata ";
+  EXPECT_EQ(with("qwen35moe.nextn_predict_layers", 5),
+            origin + "'qwen35moe.nextn_predict_layers': 5 is not below block_count 5");
+  EXPECT_EQ(with("qwen35moe.ssm.time_step_rank", 3),
+            origin + "'qwen35moe.ssm.time_step_rank': 3 value heads are not a multiple of "
+                     "ssm.group_count 2");
+  EXPECT_EQ(with("qwen35moe.ssm.inner_size", 66),
+            origin + "'qwen35moe.ssm.inner_size': 66 is not a multiple of ssm.time_step_rank 4");
+  EXPECT_EQ(with("qwen35moe.ssm.state_size", std::nullopt),
+            origin + "'qwen35moe.ssm.state_size': missing (required for architecture "
+                     "'qwen35moe')");
+  // nextn_predict_layers is what leaves the fifth block out: without it the block is read
+  // as a fifth layer (full attention, no ssm_out).
+  auto model = BuildGgufModel({*base});
+  ASSERT_TRUE(model.has_value());
+  EXPECT_EQ(model->spec.num_layers(), 4);
+  GgufFile without = *base;
+  for (size_t i = 0; i < without.metadata.size(); ++i) {
+    if (without.metadata[i].key == "qwen35moe.nextn_predict_layers") {
+      without.metadata.erase(without.metadata.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+  auto five = BuildGgufModel({without});
+  ASSERT_TRUE(five.has_value());
+  ASSERT_EQ(five->spec.num_layers(), 5);
+  EXPECT_EQ(five->spec.layers[4].mixer, hf::Mixer::kAttention);
+}
+
 // The same graph built with one fused qkv_proj (the HF layout) also checks against the file.
 TEST(GgufModel, FusedAttentionLayoutChecksToo) {
   auto model = LoadGgufModel(kDir + "tiny-llama.gguf");
@@ -587,8 +755,9 @@ TEST(GgufModel, BadMetadataIsANamedError) {
   const std::string origin = kDir + "tiny-llama.gguf: ";
   EXPECT_EQ(with("general.architecture", str("rwkv7")),
             origin + "metadata 'general.architecture': \"rwkv7\" is not supported (supported: "
-                     "llama, mistral3, qwen2, qwen2moe, qwen3, qwen3moe, gemma2, gemma3, phi3, "
-                     "deepseek2, gpt-oss, gptoss)");
+                     "llama, mistral3, qwen2, qwen2moe, qwen3, qwen3moe, qwen3next, qwen35, "
+                     "qwen35moe, gemma2, gemma3, phi3, deepseek2, glm4moe, minimax-m2, gpt-oss, "
+                     "gptoss)");
   EXPECT_EQ(with("general.architecture", u32(1)),
             origin + "metadata 'general.architecture': expected a string, got uint32");
   EXPECT_EQ(with("llama.attention.head_count_kv", u32(3)),

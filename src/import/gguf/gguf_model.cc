@@ -170,6 +170,21 @@ struct Context {
     }
     return out;
   }
+  std::vector<int64_t> LayersWith(Mixer mixer) const {
+    std::vector<int64_t> out;
+    for (int64_t i = 0; i < spec.num_layers(); ++i) {
+      if (spec.layers[static_cast<size_t>(i)].mixer == mixer) out.push_back(i);
+    }
+    return out;
+  }
+  // The first tensor `rest` of the layers in `layers` (nullptr: none has it).
+  const TensorInfo* FirstOf(const std::vector<int64_t>& layers, std::string_view rest) const {
+    for (int64_t i : layers) {
+      const TensorInfo* t = tensors.Find("blk." + std::to_string(i) + "." + std::string(rest));
+      if (t != nullptr) return t;
+    }
+    return nullptr;
+  }
 };
 
 #define OPSCOPE_TRY(var, expr)                                      \
@@ -183,19 +198,46 @@ std::string ModelTypeFor(std::string_view arch, bool moe) {
   if (arch == "llama") return moe ? "mixtral" : "llama";
   if (arch == "qwen2moe") return "qwen2_moe";
   if (arch == "qwen3moe") return "qwen3_moe";
+  if (arch == "qwen3next") return "qwen3_next";
+  if (arch == "qwen35") return "qwen3_5";
+  if (arch == "qwen35moe") return "qwen3_5_moe";
   if (arch == "gemma3") return "gemma3_text";
   if (arch == "deepseek2") return "deepseek_v3";
+  if (arch == "glm4moe") return "glm4_moe";
+  if (arch == "minimax-m2") return "minimax_m2";
   if (arch == "gpt-oss" || arch == "gptoss") return "gpt_oss";
   return std::string(arch);
 }
 
-// Hidden size, layers, vocabulary (token_embd's rows) and tied embeddings.
+// The GatedDeltaNet hybrids: a layer holding ssm_out is a GatedDeltaNet layer, the others
+// gated full attention (llama.cpp's qwen3next / qwen35 / qwen35moe builders).
+bool IsQwenHybrid(std::string_view arch) {
+  return arch == "qwen3next" || arch == "qwen35" || arch == "qwen35moe";
+}
+
+// Hidden size, layers, vocabulary (token_embd's rows) and tied embeddings. block_count counts
+// the nextn (MTP) blocks too (llama.cpp: n_layer = n_layer_all − nextn_predict_layers); the
+// model is the blocks before them, which is all llama.cpp's main pass runs.
 Result<void> ReadSizes(Context& c) {
   OPSCOPE_TRY(hidden, c.keys.Required("embedding_length"));
-  OPSCOPE_TRY(layers, c.keys.Required("block_count"));
-  if (layers > kMaxLayers) {
-    return c.keys.Fail("block_count", std::to_string(layers) + " is above " +
+  OPSCOPE_TRY(blocks, c.keys.Required("block_count"));
+  if (blocks > kMaxLayers) {
+    return c.keys.Fail("block_count", std::to_string(blocks) + " is above " +
                                           std::to_string(kMaxLayers) + " layers");
+  }
+  OPSCOPE_TRY(nextn, c.keys.Int("nextn_predict_layers", 0));
+  const int64_t mtp_blocks = nextn.value_or(0);
+  if (mtp_blocks >= blocks) {
+    return c.keys.Fail("nextn_predict_layers", std::to_string(mtp_blocks) +
+                                                   " is not below block_count " +
+                                                   std::to_string(blocks));
+  }
+  const int64_t layers = blocks - mtp_blocks;
+  if (mtp_blocks > 0) {
+    c.spec.assumptions.push_back(
+        "GGUF: blocks " + std::to_string(layers) + ".." + std::to_string(blocks - 1) + " are " +
+        std::to_string(mtp_blocks) + " nextn (MTP) block(s), which llama.cpp's forward pass "
+        "does not run: not in the step graph, their tensors listed as not costed");
   }
   c.spec.hidden = hidden;
   const TensorInfo* embd = c.tensors.Find("token_embd.weight");
@@ -213,12 +255,14 @@ Result<void> ReadSizes(Context& c) {
   return {};
 }
 
-// Per layer: MoE where the router (ffn_gate_inp) exists, dense where ffn_down does.
+// Per layer: MoE where the router (ffn_gate_inp) exists, dense where ffn_down does; in a
+// GatedDeltaNet hybrid, a GatedDeltaNet mixer where ssm_out exists.
 Result<void> ReadLayerKinds(Context& c) {
   const Mixer mixer = c.arch == "deepseek2" ? Mixer::kMla : Mixer::kAttention;
+  const bool hybrid = IsQwenHybrid(c.arch);
   for (int64_t i = 0; i < c.spec.num_layers(); ++i) {
     hf::LayerSpec& l = c.spec.layers[static_cast<size_t>(i)];
-    l.mixer = mixer;
+    l.mixer = hybrid && c.tensors.HasLayer(i, "ssm_out.weight") ? Mixer::kGatedDeltaNet : mixer;
     if (c.tensors.HasLayer(i, "ffn_gate_inp.weight")) {
       l.ffn = Ffn::kMoe;
     } else if (c.tensors.HasLayer(i, "ffn_down.weight")) {
@@ -234,8 +278,7 @@ Result<void> ReadLayerKinds(Context& c) {
 
 Result<void> ReadAttention(Context& c) {
   hf::AttentionSpec& a = c.spec.attn;
-  std::vector<int64_t> all(static_cast<size_t>(c.spec.num_layers()));
-  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+  const std::vector<int64_t> all = c.LayersWith(Mixer::kAttention);
   OPSCOPE_TRY(heads, c.keys.Uniform("attention.head_count", all, c.spec.num_layers()));
   if (!heads) return c.keys.Fail("attention.head_count", "missing (required for architecture '" +
                                                               c.arch + "')");
@@ -264,10 +307,48 @@ Result<void> ReadAttention(Context& c) {
                        std::to_string(*value) + " differs from the key length " +
                            std::to_string(a.head_dim) + ", which opscope's attention does not model");
   }
-  a.qkv_bias = c.AnyLayerHas("attn_q.bias") || c.AnyLayerHas("attn_qkv.bias");
+  a.qkv_bias =
+      c.FirstOf(all, "attn_q.bias") != nullptr || c.FirstOf(all, "attn_qkv.bias") != nullptr;
   a.o_bias = c.AnyLayerHas("attn_output.bias");
-  a.qk_norm = c.AnyLayerHas("attn_q_norm.weight");
   a.sinks = c.AnyLayerHas("attn_sinks.weight");
+  // q/k norms: over each head (head_dim wide) or, where attn_q_norm spans the whole
+  // projection (minimax-m2: {head_dim · head_count}), over the projection before the heads.
+  if (const TensorInfo* q_norm = c.FirstOf(all, "attn_q_norm.weight")) {
+    a.qk_norm = true;
+    a.qk_norm_full = a.heads > 1 && !q_norm->ne.empty() && q_norm->ne[0] == a.heads * a.head_dim;
+  }
+  // Gated attention (the hybrids' full-attention layers): attn_q yields a query and a gate per
+  // head, {hidden, 2 · head_dim · head_count}; the output is multiplied by sigmoid(gate).
+  if (IsQwenHybrid(c.arch)) a.output_gate = true;
+  return {};
+}
+
+// GatedDeltaNet (qwen3next, qwen35, qwen35moe): key heads ssm.group_count of ssm.state_size,
+// value heads ssm.time_step_rank of ssm.inner_size / ssm.time_step_rank, conv ssm.conv_kernel
+// (llama.cpp's loader; the converter writes them from linear_num_key_heads, linear_key_head_dim,
+// linear_num_value_heads, linear_value_head_dim · linear_num_value_heads,
+// linear_conv_kernel_dim). llama.cpp keeps the recurrent states in f32 (create_memory's
+// recurrent_type_r / recurrent_type_s), whatever the cache type of the attention layers.
+Result<void> ReadGatedDeltaNet(Context& c) {
+  if (c.LayersWith(Mixer::kGatedDeltaNet).empty()) return {};
+  OPSCOPE_TRY(key_heads, c.keys.Required("ssm.group_count"));
+  OPSCOPE_TRY(key_dim, c.keys.Required("ssm.state_size"));
+  OPSCOPE_TRY(value_heads, c.keys.Required("ssm.time_step_rank"));
+  OPSCOPE_TRY(inner, c.keys.Required("ssm.inner_size"));
+  OPSCOPE_TRY(kernel, c.keys.Required("ssm.conv_kernel"));
+  if (value_heads % key_heads != 0) {
+    return c.keys.Fail("ssm.time_step_rank", std::to_string(value_heads) +
+                                                 " value heads are not a multiple of "
+                                                 "ssm.group_count " + std::to_string(key_heads));
+  }
+  if (inner % value_heads != 0) {
+    return c.keys.Fail("ssm.inner_size", std::to_string(inner) + " is not a multiple of "
+                                             "ssm.time_step_rank " + std::to_string(value_heads));
+  }
+  c.spec.gdn = hf::GdnSpec{key_heads, value_heads, key_dim, inner / value_heads, kernel};
+  c.spec.ssm_state_dtype = Format::kF32;
+  c.spec.assumptions.push_back("GGUF: GatedDeltaNet states in f32 (llama.cpp keeps recurrent "
+                               "states in f32)");
   return {};
 }
 
@@ -430,7 +511,7 @@ Result<hf::ModelSpec> BuildSpec(const GgufFile& head, const Tensors& tensors) {
   }
   const bool mla = *arch == "deepseek2";
   if (auto ok = mla ? ReadMla(c) : ReadAttention(c); !ok) return std::unexpected(ok.error());
-  for (auto step : {ReadWindows, ReadDenseMlp, ReadMoe}) {
+  for (auto step : {ReadGatedDeltaNet, ReadWindows, ReadDenseMlp, ReadMoe}) {
     if (auto ok = step(c); !ok) return std::unexpected(ok.error());
   }
   if (c.AnyLayerHas("post_ffw_norm.weight")) spec.norm_layout = hf::NormLayout::kSandwich;
@@ -446,12 +527,17 @@ Result<hf::ModelSpec> BuildSpec(const GgufFile& head, const Tensors& tensors) {
 
 // ---- Weight names --------------------------------------------------------------------------
 
+// Which layers a rule applies to: a name llama.cpp gives two meanings (attn_qkv: phi3's fused
+// attention, a GatedDeltaNet layer's in_proj_qkv) maps by the layer's mixer.
+enum class Where : uint8_t { kAny, kAttention, kGatedDeltaNet };
+
 // A GGUF tensor's base name inside a block ("blk.N.<base>.weight") and the step-graph weight(s)
 // it holds ('|' separates several). `suffixed`: the graph name keeps ".weight" / ".bias".
 struct NameRule {
   std::string_view gguf;
   std::string_view graph;
   bool suffixed = true;
+  Where where = Where::kAny;
 };
 
 constexpr NameRule kLayerRules[] = {
@@ -462,7 +548,7 @@ constexpr NameRule kLayerRules[] = {
     {"attn_q", "attn.q_proj"},
     {"attn_k", "attn.k_proj"},
     {"attn_v", "attn.v_proj"},
-    {"attn_qkv", "attn.q_proj|attn.k_proj|attn.v_proj"},  // phi3
+    {"attn_qkv", "attn.q_proj|attn.k_proj|attn.v_proj", true, Where::kAttention},  // phi3
     {"attn_q_norm", "attn.q_norm"},
     {"attn_k_norm", "attn.k_norm"},
     {"attn_sinks", "attn.sinks", false},
@@ -488,6 +574,21 @@ constexpr NameRule kLayerRules[] = {
     {"ffn_up_shexp", "moe.shared_expert.gate_up_proj"},
     {"ffn_down_shexp", "moe.shared_expert.down_proj"},
     {"ffn_gate_inp_shexp", "moe.shared_expert_gate"},
+    // GatedDeltaNet (qwen3next, qwen35, qwen35moe): in_proj_qkv and in_proj_z (attn_qkv +
+    // attn_gate; older qwen3next files fuse them in ssm_in) are the graph's in_proj_qkvz,
+    // in_proj_b and in_proj_a (ssm_beta + ssm_alpha; qwen3next's ssm_ba) its in_proj_ba.
+    // ssm_a holds −exp(A_log): the same [value_heads] vector.
+    {"attn_qkv", "linear_attn.in_proj_qkvz", true, Where::kGatedDeltaNet},
+    {"attn_gate", "linear_attn.in_proj_qkvz", true, Where::kGatedDeltaNet},
+    {"ssm_in", "linear_attn.in_proj_qkvz", true, Where::kGatedDeltaNet},
+    {"ssm_ba", "linear_attn.in_proj_ba", true, Where::kGatedDeltaNet},
+    {"ssm_beta", "linear_attn.in_proj_ba", true, Where::kGatedDeltaNet},
+    {"ssm_alpha", "linear_attn.in_proj_ba", true, Where::kGatedDeltaNet},
+    {"ssm_conv1d", "linear_attn.conv1d", true, Where::kGatedDeltaNet},
+    {"ssm_a", "linear_attn.A_log", false, Where::kGatedDeltaNet},
+    {"ssm_dt", "linear_attn.dt_bias", false, Where::kGatedDeltaNet},
+    {"ssm_norm", "linear_attn.norm", true, Where::kGatedDeltaNet},
+    {"ssm_out", "linear_attn.out_proj", true, Where::kGatedDeltaNet},
 };
 
 constexpr NameRule kGlobalRules[] = {
@@ -503,7 +604,8 @@ struct GraphNames {
   std::string fused;
 };
 
-// "blk.12.attn_q.weight" -> layer 12, base "attn_q", suffix "weight".
+// "blk.12.attn_q.weight" -> layer 12, base "attn_q", suffix "weight"; "blk.3.ssm_a" (a
+// tensor llama.cpp names without a suffix) -> layer 3, base "ssm_a", no suffix.
 struct ParsedName {
   int64_t layer = -1;
   std::string_view base, suffix;
@@ -522,7 +624,11 @@ std::optional<ParsedName> ParseName(std::string_view name) {
     name.remove_prefix(dot + 1);
   }
   const size_t dot = name.rfind('.');
-  if (dot == std::string_view::npos) return std::nullopt;
+  if (dot == std::string_view::npos) {
+    if (p.layer < 0 || name.empty()) return std::nullopt;
+    p.base = name;
+    return p;
+  }
   p.base = name.substr(0, dot);
   p.suffix = name.substr(dot + 1);
   if (p.suffix != "weight" && p.suffix != "bias") return std::nullopt;
@@ -537,9 +643,17 @@ GraphNames NamesOf(const hf::ModelSpec& spec, std::string_view tensor) {
   if (p.layer >= spec.num_layers()) return out;
   const auto& rules = p.layer < 0 ? std::span<const NameRule>(kGlobalRules)
                                   : std::span<const NameRule>(kLayerRules);
-  const auto rule = std::find_if(rules.begin(), rules.end(),
-                                 [&](const NameRule& r) { return r.gguf == p.base; });
-  if (rule == rules.end()) return out;
+  const Mixer mixer =
+      p.layer < 0 ? Mixer::kNone : spec.layers[static_cast<size_t>(p.layer)].mixer;
+  const auto applies = [&](const NameRule& r) {
+    return r.gguf == p.base &&
+           (r.where == Where::kAny ||
+            (r.where == Where::kAttention && mixer != Mixer::kGatedDeltaNet) ||
+            (r.where == Where::kGatedDeltaNet && mixer == Mixer::kGatedDeltaNet));
+  };
+  const auto rule = std::find_if(rules.begin(), rules.end(), applies);
+  // A suffixed graph name needs the tensor's suffix ("blk.3.attn_q" alone names nothing).
+  if (rule == rules.end() || (rule->suffixed && p.suffix.empty())) return out;
   std::string_view graph = rule->graph;
   if (p.base == "post_attention_norm" && spec.norm_layout != hf::NormLayout::kSandwich) graph = "ffn_norm";  // gpt-oss
   const std::string prefix = p.layer < 0 ? "" : "layers." + std::to_string(p.layer) + ".";
@@ -549,7 +663,8 @@ GraphNames NamesOf(const hf::ModelSpec& spec, std::string_view tensor) {
     out.names.push_back(prefix + std::string(graph.substr(0, bar)) + suffix);
     graph = bar == std::string_view::npos ? std::string_view{} : graph.substr(bar + 1);
   }
-  if (p.base == "attn_q" || p.base == "attn_k" || p.base == "attn_v" || p.base == "attn_qkv") {
+  if (mixer != Mixer::kGatedDeltaNet &&
+      (p.base == "attn_q" || p.base == "attn_k" || p.base == "attn_v" || p.base == "attn_qkv")) {
     out.fused = prefix + "attn.qkv_proj" + suffix;
   }
   return out;
