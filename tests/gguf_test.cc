@@ -586,6 +586,43 @@ TEST(GgufModel, Qwen35MoeGatedDeltaNetLayersAndTheNextnBlockLeftOut) {
   ExpectExactWeightBytes(l, "tiny-qwen35moe.gguf");
 }
 
+// The same model from its HF config (Qwen3_5MoeTextConfig fields with make_gguf.py's sizes):
+// the config's step graph and the GGUF file's hold the same weights, element for element (the
+// config's fused qkv_proj is the file's q, k and v together).
+TEST(GgufModel, Qwen35MoeFileAndConfigGiveTheSameWeights) {
+  const Loaded l = Load("tiny-qwen35moe.gguf");
+  constexpr std::string_view kConfig = R"({"model_type": "qwen3_5_moe", "text_config": {
+      "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "head_dim": 16, "linear_num_key_heads": 2,
+      "linear_num_value_heads": 4, "linear_key_head_dim": 16, "linear_value_head_dim": 16,
+      "linear_conv_kernel_dim": 4, "full_attention_interval": 4, "num_experts": 4,
+      "num_experts_per_tok": 2, "moe_intermediate_size": 32,
+      "shared_expert_intermediate_size": 32, "vocab_size": 64, "tie_word_embeddings": false}})";
+  auto spec = hf::ParseHfConfig(kConfig, "qwen35moe config");
+  ASSERT_TRUE(spec.has_value()) << spec.error().message;
+  auto recipe = hf::ResolveRecipe(*spec, {.weights = "q8_0"});
+  ASSERT_TRUE(recipe.has_value());
+  auto step = hf::BuildStepGraph(*spec, *recipe);
+  ASSERT_TRUE(step.has_value()) << step.error().message;
+  auto elements = [](const ir::Graph& g) {
+    std::map<std::string, int64_t> by_name;
+    for (const ir::Tensor& t : g.tensors) {
+      if (t.role != ir::Role::kWeight) continue;
+      std::string name = t.name;
+      for (const char* part : {"attn.q_proj", "attn.k_proj", "attn.v_proj"}) {
+        if (auto at = name.find(part); at != std::string::npos) name.replace(at, 11, "attn.qkv_proj");
+      }
+      int64_t n = 1;
+      for (const expr::Expr& d : t.shape) n *= d.constant();
+      by_name[name] += n;
+    }
+    return by_name;
+  };
+  EXPECT_EQ(elements(l.step.graph), elements(step->graph));
+  EXPECT_EQ(spec->gdn.value_heads, l.model.spec.gdn.value_heads);
+  EXPECT_EQ(spec->attn.output_gate, l.model.spec.attn.output_gate);
+}
+
 TEST(GgufModel, Qwen35DenseHybrid) {
   const Loaded l = Load("tiny-qwen35.gguf");
   const hf::ModelSpec& s = l.model.spec;
