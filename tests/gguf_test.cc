@@ -525,6 +525,36 @@ TEST(GgufModel, Gemma3SandwichNormsAndFiveOfSixLayersSliding) {
   ExpectExactWeightBytes(l, "tiny-gemma3.gguf");
 }
 
+// The weights of a step graph by name, element counts; q, k and v counted as the fused
+// qkv_proj the HF layout builds.
+std::map<std::string, int64_t> WeightElements(const ir::Graph& g) {
+  std::map<std::string, int64_t> by_name;
+  for (const ir::Tensor& t : g.tensors) {
+    if (t.role != ir::Role::kWeight) continue;
+    std::string name = t.name;
+    for (const char* part : {"attn.q_proj", "attn.k_proj", "attn.v_proj"}) {
+      if (auto at = name.find(part); at != std::string::npos) name.replace(at, 11, "attn.qkv_proj");
+    }
+    int64_t n = 1;
+    for (const expr::Expr& d : t.shape) n *= d.constant();
+    by_name[name] += n;
+  }
+  return by_name;
+}
+
+// The step graph of an HF config's text, at q8_0.
+ir::Graph ConfigGraph(std::string_view config, const std::string& origin) {
+  auto spec = hf::ParseHfConfig(config, origin);
+  EXPECT_TRUE(spec.has_value()) << spec.error().message;
+  if (!spec) return {};
+  auto recipe = hf::ResolveRecipe(*spec, {.weights = "q8_0"});
+  EXPECT_TRUE(recipe.has_value());
+  if (!recipe) return {};
+  auto step = hf::BuildStepGraph(*spec, *recipe);
+  EXPECT_TRUE(step.has_value()) << step.error().message;
+  return step ? std::move(step->graph) : ir::Graph{};
+}
+
 // make_gguf.py's hybrids: hidden 64; full attention 4 heads of 16 (2 KV) gated per head;
 // GatedDeltaNet 2 key heads, 4 value heads of 16, conv 4; layer 3 full attention.
 void ExpectQwenHybrid(const hf::ModelSpec& s) {
@@ -598,29 +628,7 @@ TEST(GgufModel, Qwen35MoeFileAndConfigGiveTheSameWeights) {
       "linear_conv_kernel_dim": 4, "full_attention_interval": 4, "num_experts": 4,
       "num_experts_per_tok": 2, "moe_intermediate_size": 32,
       "shared_expert_intermediate_size": 32, "vocab_size": 64, "tie_word_embeddings": false}})";
-  auto spec = hf::ParseHfConfig(kConfig, "qwen35moe config");
-  ASSERT_TRUE(spec.has_value()) << spec.error().message;
-  auto recipe = hf::ResolveRecipe(*spec, {.weights = "q8_0"});
-  ASSERT_TRUE(recipe.has_value());
-  auto step = hf::BuildStepGraph(*spec, *recipe);
-  ASSERT_TRUE(step.has_value()) << step.error().message;
-  auto elements = [](const ir::Graph& g) {
-    std::map<std::string, int64_t> by_name;
-    for (const ir::Tensor& t : g.tensors) {
-      if (t.role != ir::Role::kWeight) continue;
-      std::string name = t.name;
-      for (const char* part : {"attn.q_proj", "attn.k_proj", "attn.v_proj"}) {
-        if (auto at = name.find(part); at != std::string::npos) name.replace(at, 11, "attn.qkv_proj");
-      }
-      int64_t n = 1;
-      for (const expr::Expr& d : t.shape) n *= d.constant();
-      by_name[name] += n;
-    }
-    return by_name;
-  };
-  EXPECT_EQ(elements(l.step.graph), elements(step->graph));
-  EXPECT_EQ(spec->gdn.value_heads, l.model.spec.gdn.value_heads);
-  EXPECT_EQ(spec->attn.output_gate, l.model.spec.attn.output_gate);
+  EXPECT_EQ(WeightElements(l.step.graph), WeightElements(ConfigGraph(kConfig, "qwen35moe")));
 }
 
 TEST(GgufModel, Qwen35DenseHybrid) {
@@ -677,6 +685,80 @@ TEST(GgufModel, MinimaxM2QkNormOverTheWholeProjection) {
   EXPECT_EQ(s.moe.shared_intermediate, 0);
   EXPECT_TRUE(l.model.unused_tensors.empty());
   ExpectExactWeightBytes(l, "tiny-minimax-m2.gguf");
+}
+
+// make_gguf.py's Nemotron-H: hidden 64; Mamba2 4 heads of 16, state 16, 2 groups, conv 4 with
+// its bias; attention 4 heads of 16, 2 KV heads, no RoPE; recurrent states in f32.
+void ExpectNemotronH(const hf::ModelSpec& s, std::string_view pattern) {
+  ASSERT_EQ(s.num_layers(), static_cast<int64_t>(pattern.size()));
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const hf::LayerSpec& l = s.layers[i];
+    const char kind = pattern[i];
+    EXPECT_EQ(l.mixer, kind == 'M'   ? hf::Mixer::kMamba2
+                       : kind == '*' ? hf::Mixer::kAttention
+                                     : hf::Mixer::kNone)
+        << i;
+    EXPECT_EQ(l.ffn, kind == 'E'   ? hf::Ffn::kMoe
+                     : kind == '-' ? hf::Ffn::kDense
+                                   : hf::Ffn::kNone)
+        << i;
+  }
+  EXPECT_EQ(s.model_type, "nemotron_h");
+  EXPECT_EQ(s.mamba.heads, 4);
+  EXPECT_EQ(s.mamba.head_dim, 16);  // ssm.inner_size 64 / ssm.time_step_rank 4
+  EXPECT_EQ(s.mamba.state_size, 16);
+  EXPECT_EQ(s.mamba.groups, 2);
+  EXPECT_EQ(s.mamba.conv_kernel, 4);
+  EXPECT_TRUE(s.mamba.conv_bias);
+  EXPECT_FALSE(s.mamba.proj_bias);
+  EXPECT_EQ(s.attn.heads, 4);
+  EXPECT_EQ(s.attn.kv_heads, 2);  // the per-layer array's entry on the attention block
+  EXPECT_FALSE(s.attn.rope);
+  ASSERT_TRUE(s.ssm_state_dtype.has_value());
+  EXPECT_EQ(*s.ssm_state_dtype, format::Format::kF32);
+}
+
+TEST(GgufModel, NemotronHMoeBlocksLatentExpertsAndTheNextnBlockLeftOut) {
+  const Loaded l = Load("tiny-nemotron-h-moe.gguf");
+  const hf::ModelSpec& s = l.model.spec;
+  ExpectNemotronH(s, "MEM*E");
+  EXPECT_EQ(s.moe.experts, 4);
+  EXPECT_EQ(s.moe.top_k, 2);  // expert_used_count is per layer: 2 on every MoE block
+  EXPECT_EQ(s.moe.intermediate, 32);
+  EXPECT_EQ(s.moe.latent, 32);
+  EXPECT_EQ(s.moe.shared_intermediate, 32);
+  EXPECT_EQ(s.moe.act, hf::Activation::kRelu2);
+  EXPECT_TRUE(s.moe.sigmoid_scores);  // llama.cpp routes Nemotron-H by sigmoid
+  EXPECT_TRUE(s.moe.score_correction_bias);
+  // The block norm of a MoE block is the graph's ffn_norm; a Mamba2 block's its input_norm.
+  EXPECT_EQ(l.model.weight_formats.at("layers.1.ffn_norm.weight"), format::Format::kF32);
+  EXPECT_EQ(l.model.weight_formats.at("layers.0.input_norm.weight"), format::Format::kF32);
+  EXPECT_EQ(l.model.weight_formats.at("layers.0.mamba.D"), format::Format::kF32);
+  EXPECT_EQ(l.model.weight_formats.at("layers.4.moe.shared_expert.up_proj.weight"),
+            format::Format::kQ8_0);
+  for (const std::string& u : l.model.unused_tensors) EXPECT_TRUE(u.starts_with("blk.5.")) << u;
+  ExpectExactWeightBytes(l, "tiny-nemotron-h-moe.gguf");
+  // The same model from its NemotronHConfig: the same weights, element for element.
+  constexpr std::string_view kConfig = R"({"model_type": "nemotron_h", "hidden_size": 64,
+      "hybrid_override_pattern": "MEM*E", "num_hidden_layers": 5, "mamba_num_heads": 4,
+      "mamba_head_dim": 16, "ssm_state_size": 16, "n_groups": 2, "conv_kernel": 4,
+      "use_conv_bias": true, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "n_routed_experts": 4, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 32, "moe_shared_expert_intermediate_size": 32,
+      "shared_expert_intermediate_size": 32, "moe_latent_size": 32,
+      "mlp_hidden_act": "relu2", "vocab_size": 64, "tie_word_embeddings": false})";
+  EXPECT_EQ(WeightElements(l.step.graph), WeightElements(ConfigGraph(kConfig, "nemotron-h")));
+}
+
+TEST(GgufModel, NemotronHDenseBlocksHaveUpOnlyMlps) {
+  const Loaded l = Load("tiny-nemotron-h.gguf");
+  const hf::ModelSpec& s = l.model.spec;
+  ExpectNemotronH(s, "M-M*-");
+  EXPECT_EQ(s.mlp.intermediate, 96);  // feed_forward_length's entry on the MLP blocks
+  EXPECT_EQ(s.mlp.act, hf::Activation::kRelu2);
+  EXPECT_EQ(l.model.weight_formats.at("layers.1.mlp.up_proj.weight"), format::Format::kQ4_0);
+  EXPECT_TRUE(l.model.unused_tensors.empty());
+  ExpectExactWeightBytes(l, "tiny-nemotron-h.gguf");
 }
 
 // The hybrids' own keys: a bad value names the key, and a file without them the missing key.
@@ -793,8 +875,8 @@ TEST(GgufModel, BadMetadataIsANamedError) {
   EXPECT_EQ(with("general.architecture", str("rwkv7")),
             origin + "metadata 'general.architecture': \"rwkv7\" is not supported (supported: "
                      "llama, mistral3, qwen2, qwen2moe, qwen3, qwen3moe, qwen3next, qwen35, "
-                     "qwen35moe, gemma2, gemma3, phi3, deepseek2, glm4moe, minimax-m2, gpt-oss, "
-                     "gptoss)");
+                     "qwen35moe, gemma2, gemma3, phi3, deepseek2, glm4moe, minimax-m2, nemotron_h, "
+                     "nemotron_h_moe, gpt-oss, gptoss)");
   EXPECT_EQ(with("general.architecture", u32(1)),
             origin + "metadata 'general.architecture': expected a string, got uint32");
   EXPECT_EQ(with("llama.attention.head_count_kv", u32(3)),

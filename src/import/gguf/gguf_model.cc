@@ -152,6 +152,7 @@ struct Context {
   const Keys& keys;
   std::string arch;
   hf::ModelSpec& spec;
+  int64_t blocks;  // block_count: the layers and any nextn blocks (per-layer arrays' length)
 
   std::unexpected<Error> Fail(const std::string& why) const {
     return MakeError(head.origin + ": " + why);
@@ -205,6 +206,7 @@ std::string ModelTypeFor(std::string_view arch, bool moe) {
   if (arch == "deepseek2") return "deepseek_v3";
   if (arch == "glm4moe") return "glm4_moe";
   if (arch == "minimax-m2") return "minimax_m2";
+  if (arch == "nemotron_h_moe") return "nemotron_h";
   if (arch == "gpt-oss" || arch == "gptoss") return "gpt_oss";
   return std::string(arch);
 }
@@ -213,6 +215,12 @@ std::string ModelTypeFor(std::string_view arch, bool moe) {
 // gated full attention (llama.cpp's qwen3next / qwen35 / qwen35moe builders).
 bool IsQwenHybrid(std::string_view arch) {
   return arch == "qwen3next" || arch == "qwen35" || arch == "qwen35moe";
+}
+
+// Nemotron-H: every block is one of a Mamba2 mixer, attention (no RoPE), a squared-ReLU MLP or
+// a MoE of squared-ReLU experts (llama.cpp's nemotron_h / nemotron_h_moe).
+bool IsNemotronH(std::string_view arch) {
+  return arch == "nemotron_h" || arch == "nemotron_h_moe";
 }
 
 // Hidden size, layers, vocabulary (token_embd's rows) and tied embeddings. block_count counts
@@ -233,6 +241,7 @@ Result<void> ReadSizes(Context& c) {
                                                    std::to_string(blocks));
   }
   const int64_t layers = blocks - mtp_blocks;
+  c.blocks = blocks;
   if (mtp_blocks > 0) {
     c.spec.assumptions.push_back(
         "GGUF: blocks " + std::to_string(layers) + ".." + std::to_string(blocks - 1) + " are " +
@@ -255,11 +264,37 @@ Result<void> ReadSizes(Context& c) {
   return {};
 }
 
+// Nemotron-H's blocks by the tensors each holds: a Mamba2 mixer (ssm_out), attention
+// (attn_output), a MoE (ffn_gate_inp) or a dense MLP (ffn_down). llama.cpp's loader decides
+// the same from the per-layer head_count_kv and feed_forward_length arrays (both 0: Mamba2;
+// head_count_kv > 0: attention; feed_forward_length > 0: MoE where the file has experts).
+Result<void> ReadNemotronHBlocks(Context& c) {
+  for (int64_t i = 0; i < c.spec.num_layers(); ++i) {
+    hf::LayerSpec& l = c.spec.layers[static_cast<size_t>(i)];
+    if (c.tensors.HasLayer(i, "ssm_out.weight")) {
+      l.mixer = Mixer::kMamba2;
+    } else if (c.tensors.HasLayer(i, "attn_output.weight")) {
+      l.mixer = Mixer::kAttention;
+    } else if (c.tensors.HasLayer(i, "ffn_gate_inp.weight")) {
+      l.ffn = Ffn::kMoe;
+    } else if (c.tensors.HasLayer(i, "ffn_down.weight")) {
+      l.ffn = Ffn::kDense;
+    } else {
+      const std::string b = "'blk." + std::to_string(i) + ".";
+      return c.Fail("block " + std::to_string(i) + " has none of " + b + "ssm_out.weight', " + b +
+                    "attn_output.weight', " + b + "ffn_gate_inp.weight', " + b +
+                    "ffn_down.weight' (a Mamba2, attention, MoE or MLP block)");
+    }
+  }
+  return {};
+}
+
 // Per layer: MoE where the router (ffn_gate_inp) exists, dense where ffn_down does; in a
 // GatedDeltaNet hybrid, a GatedDeltaNet mixer where ssm_out exists.
 Result<void> ReadLayerKinds(Context& c) {
   const Mixer mixer = c.arch == "deepseek2" ? Mixer::kMla : Mixer::kAttention;
   const bool hybrid = IsQwenHybrid(c.arch);
+  if (IsNemotronH(c.arch)) return ReadNemotronHBlocks(c);
   for (int64_t i = 0; i < c.spec.num_layers(); ++i) {
     hf::LayerSpec& l = c.spec.layers[static_cast<size_t>(i)];
     l.mixer = hybrid && c.tensors.HasLayer(i, "ssm_out.weight") ? Mixer::kGatedDeltaNet : mixer;
@@ -279,11 +314,11 @@ Result<void> ReadLayerKinds(Context& c) {
 Result<void> ReadAttention(Context& c) {
   hf::AttentionSpec& a = c.spec.attn;
   const std::vector<int64_t> all = c.LayersWith(Mixer::kAttention);
-  OPSCOPE_TRY(heads, c.keys.Uniform("attention.head_count", all, c.spec.num_layers()));
+  OPSCOPE_TRY(heads, c.keys.Uniform("attention.head_count", all, c.blocks));
   if (!heads) return c.keys.Fail("attention.head_count", "missing (required for architecture '" +
                                                               c.arch + "')");
   a.heads = *heads;
-  OPSCOPE_TRY(kv, c.keys.Uniform("attention.head_count_kv", all, c.spec.num_layers()));
+  OPSCOPE_TRY(kv, c.keys.Uniform("attention.head_count_kv", all, c.blocks));
   a.kv_heads = kv.value_or(a.heads);  // llama.cpp: n_head_kv defaults to n_head
   if (a.kv_heads > a.heads || a.heads % a.kv_heads != 0) {
     return c.keys.Fail("attention.head_count_kv", std::to_string(a.kv_heads) +
@@ -320,6 +355,38 @@ Result<void> ReadAttention(Context& c) {
   // Gated attention (the hybrids' full-attention layers): attn_q yields a query and a gate per
   // head, {hidden, 2 · head_dim · head_count}; the output is multiplied by sigmoid(gate).
   if (IsQwenHybrid(c.arch)) a.output_gate = true;
+  if (IsNemotronH(c.arch)) a.rope = false;  // Nemotron-H attention has no positional encoding
+  return {};
+}
+
+// Mamba2 (nemotron_h, nemotron_h_moe): ssm.time_step_rank heads of ssm.inner_size / heads,
+// ssm.state_size, ssm.group_count groups, conv ssm.conv_kernel (the converter writes them from
+// mamba_num_heads, mamba_num_heads · mamba_head_dim, ssm_state_size, n_groups, conv_kernel);
+// conv and in_proj biases where the file has them. States in f32, as llama.cpp keeps them.
+Result<void> ReadMamba2(Context& c) {
+  const std::vector<int64_t> mamba = c.LayersWith(Mixer::kMamba2);
+  if (mamba.empty()) return {};
+  OPSCOPE_TRY(heads, c.keys.Required("ssm.time_step_rank"));
+  OPSCOPE_TRY(inner, c.keys.Required("ssm.inner_size"));
+  OPSCOPE_TRY(state, c.keys.Required("ssm.state_size"));
+  OPSCOPE_TRY(groups, c.keys.Required("ssm.group_count"));
+  OPSCOPE_TRY(kernel, c.keys.Required("ssm.conv_kernel"));
+  if (inner % heads != 0) {
+    return c.keys.Fail("ssm.inner_size", std::to_string(inner) + " is not a multiple of "
+                                             "ssm.time_step_rank " + std::to_string(heads));
+  }
+  if (heads % groups != 0) {
+    return c.keys.Fail("ssm.group_count", std::to_string(groups) + " does not divide the " +
+                                              std::to_string(heads) +
+                                              " heads (ssm.time_step_rank)");
+  }
+  hf::Mamba2Spec& m = c.spec.mamba;
+  m = hf::Mamba2Spec{heads, inner / heads, state, groups, kernel};
+  m.conv_bias = c.FirstOf(mamba, "ssm_conv1d.bias") != nullptr;
+  m.proj_bias = c.FirstOf(mamba, "ssm_in.bias") != nullptr;
+  c.spec.ssm_state_dtype = Format::kF32;
+  c.spec.assumptions.push_back("GGUF: Mamba2 states in f32 (llama.cpp keeps recurrent states in "
+                               "f32)");
   return {};
 }
 
@@ -428,15 +495,23 @@ std::optional<int64_t> DownWidth(const Context& c, int64_t layer, std::string_vi
   return t->ne[0];
 }
 
+// The MLP and expert activation llama.cpp's builder applies: GeGLU for gemma, squared ReLU
+// with no gate for Nemotron-H, SwiGLU otherwise.
+Activation ActivationOf(const Context& c) {
+  if (c.arch.starts_with("gemma")) return Activation::kGeluGated;
+  if (IsNemotronH(c.arch)) return Activation::kRelu2;
+  return Activation::kSiluGated;
+}
+
 Result<void> ReadDenseMlp(Context& c) {
   const std::vector<int64_t> dense = c.LayersWith(Ffn::kDense);
   if (dense.empty()) return {};
-  OPSCOPE_TRY(width, c.keys.Uniform("feed_forward_length", dense, c.spec.num_layers()));
+  OPSCOPE_TRY(width, c.keys.Uniform("feed_forward_length", dense, c.blocks));
   if (!width) return c.keys.Fail("feed_forward_length", "missing (required for architecture '" +
                                                               c.arch + "')");
   c.spec.mlp.intermediate = *width;
   c.spec.mlp.bias = c.AnyLayerHas("ffn_down.bias");
-  c.spec.mlp.act = c.arch.starts_with("gemma") ? Activation::kGeluGated : Activation::kSiluGated;
+  c.spec.mlp.act = ActivationOf(c);
   return {};
 }
 
@@ -445,7 +520,12 @@ Result<void> ReadMoe(Context& c) {
   if (moe.empty()) return {};
   hf::MoeSpec& m = c.spec.moe;
   OPSCOPE_TRY(experts, c.keys.Required("expert_count"));
-  OPSCOPE_TRY(top_k, c.keys.Required("expert_used_count"));
+  // expert_used_count may be per layer (Nemotron-H's files write an array): one value over
+  // the MoE layers.
+  OPSCOPE_TRY(used, c.keys.Uniform("expert_used_count", moe, c.blocks));
+  if (!used) return c.keys.Fail("expert_used_count", "missing (required for architecture '" +
+                                                         c.arch + "')");
+  const int64_t top_k = *used;
   if (top_k > experts) {
     return c.keys.Fail("expert_used_count", std::to_string(top_k) + " is above expert_count " +
                                                 std::to_string(experts));
@@ -454,15 +534,15 @@ Result<void> ReadMoe(Context& c) {
   m.top_k = top_k;
   // The llama architecture (Mixtral) has no expert_feed_forward_length: its experts are
   // feed_forward_length wide.
-  OPSCOPE_TRY(expert_width, c.keys.Int("expert_feed_forward_length"));
+  OPSCOPE_TRY(expert_width, c.keys.Uniform("expert_feed_forward_length", moe, c.blocks));
   if (expert_width) {
     m.intermediate = *expert_width;
   } else {
-    OPSCOPE_TRY(width, c.keys.Uniform("feed_forward_length", moe, c.spec.num_layers()));
+    OPSCOPE_TRY(width, c.keys.Uniform("feed_forward_length", moe, c.blocks));
     if (!width) return c.keys.Fail("expert_feed_forward_length", "missing, and so is feed_forward_length");
     m.intermediate = *width;
   }
-  m.act = c.arch.starts_with("gemma") ? Activation::kGeluGated : Activation::kSiluGated;
+  m.act = ActivationOf(c);
   // Shared experts: their total width is ffn_down_shexp's input length.
   for (int64_t i : moe) {
     if (auto w = DownWidth(c, i, "ffn_down_shexp.weight")) {
@@ -484,6 +564,17 @@ Result<void> ReadMoe(Context& c) {
                                                  " is neither 1 (softmax) nor 2 (sigmoid)");
   }
   m.sigmoid_scores = gating.value_or(1) == 2;
+  if (IsNemotronH(c.arch)) {
+    // llama.cpp's Nemotron-H builder routes by sigmoid whatever the key says (the converter
+    // writes none); latent MoE: ffn_latent_down {hidden, latent} before the experts.
+    m.sigmoid_scores = true;
+    if (const TensorInfo* down = c.FirstOf(moe, "ffn_latent_down.weight")) {
+      if (down->ne.size() != 2 || down->ne[1] < 1 || down->ne[1] > kMaxValue) {
+        return c.Fail("tensor '" + down->name + "' is not a [hidden, latent] matrix");
+      }
+      m.latent = down->ne[1];
+    }
+  }
   return {};
 }
 
@@ -505,13 +596,13 @@ Result<hf::ModelSpec> BuildSpec(const GgufFile& head, const Tensors& tensors) {
   hf::ModelSpec spec;
   spec.origin = head.origin;
   const Keys keys(head, *arch);
-  Context c{head, tensors, keys, *arch, spec};
+  Context c{head, tensors, keys, *arch, spec, 0};
   for (auto step : {ReadSizes, ReadLayerKinds}) {
     if (auto ok = step(c); !ok) return std::unexpected(ok.error());
   }
   const bool mla = *arch == "deepseek2";
   if (auto ok = mla ? ReadMla(c) : ReadAttention(c); !ok) return std::unexpected(ok.error());
-  for (auto step : {ReadGatedDeltaNet, ReadWindows, ReadDenseMlp, ReadMoe}) {
+  for (auto step : {ReadGatedDeltaNet, ReadMamba2, ReadWindows, ReadDenseMlp, ReadMoe}) {
     if (auto ok = step(c); !ok) return std::unexpected(ok.error());
   }
   if (c.AnyLayerHas("post_ffw_norm.weight")) spec.norm_layout = hf::NormLayout::kSandwich;
@@ -528,8 +619,10 @@ Result<hf::ModelSpec> BuildSpec(const GgufFile& head, const Tensors& tensors) {
 // ---- Weight names --------------------------------------------------------------------------
 
 // Which layers a rule applies to: a name llama.cpp gives two meanings (attn_qkv: phi3's fused
-// attention, a GatedDeltaNet layer's in_proj_qkv) maps by the layer's mixer.
-enum class Where : uint8_t { kAny, kAttention, kGatedDeltaNet };
+// attention, a GatedDeltaNet layer's in_proj_qkv; ssm_conv1d: GatedDeltaNet or Mamba2;
+// attn_norm: the norm of a Nemotron-H block, before its FFN in a block with no mixer) maps by
+// the layer's mixer.
+enum class Where : uint8_t { kAny, kAttention, kGatedDeltaNet, kMamba2, kNoMixer };
 
 // A GGUF tensor's base name inside a block ("blk.N.<base>.weight") and the step-graph weight(s)
 // it holds ('|' separates several). `suffixed`: the graph name keeps ".weight" / ".bias".
@@ -541,6 +634,7 @@ struct NameRule {
 };
 
 constexpr NameRule kLayerRules[] = {
+    {"attn_norm", "ffn_norm", true, Where::kNoMixer},  // Nemotron-H's MLP and MoE blocks
     {"attn_norm", "input_norm"},
     {"ffn_norm", "ffn_norm"},
     {"post_attention_norm", "post_attention_norm"},  // without post_ffw_norm: the FFN norm
@@ -589,6 +683,17 @@ constexpr NameRule kLayerRules[] = {
     {"ssm_dt", "linear_attn.dt_bias", false, Where::kGatedDeltaNet},
     {"ssm_norm", "linear_attn.norm", true, Where::kGatedDeltaNet},
     {"ssm_out", "linear_attn.out_proj", true, Where::kGatedDeltaNet},
+    // Mamba2 (nemotron_h): ssm_a holds −exp(A_log), ssm_d is D; both without a suffix.
+    {"ssm_in", "mamba.in_proj", true, Where::kMamba2},
+    {"ssm_conv1d", "mamba.conv1d", true, Where::kMamba2},
+    {"ssm_dt", "mamba.dt_bias", false, Where::kMamba2},
+    {"ssm_a", "mamba.A_log", false, Where::kMamba2},
+    {"ssm_d", "mamba.D", false, Where::kMamba2},
+    {"ssm_norm", "mamba.norm", true, Where::kMamba2},
+    {"ssm_out", "mamba.out_proj", true, Where::kMamba2},
+    // Latent MoE (Nemotron-3): the projections into and out of the experts' width.
+    {"ffn_latent_down", "moe.fc1_latent_proj"},
+    {"ffn_latent_up", "moe.fc2_latent_proj"},
 };
 
 constexpr NameRule kGlobalRules[] = {
@@ -649,13 +754,22 @@ GraphNames NamesOf(const hf::ModelSpec& spec, std::string_view tensor) {
     return r.gguf == p.base &&
            (r.where == Where::kAny ||
             (r.where == Where::kAttention && mixer != Mixer::kGatedDeltaNet) ||
-            (r.where == Where::kGatedDeltaNet && mixer == Mixer::kGatedDeltaNet));
+            (r.where == Where::kGatedDeltaNet && mixer == Mixer::kGatedDeltaNet) ||
+            (r.where == Where::kMamba2 && mixer == Mixer::kMamba2) ||
+            (r.where == Where::kNoMixer && mixer == Mixer::kNone));
   };
   const auto rule = std::find_if(rules.begin(), rules.end(), applies);
   // A suffixed graph name needs the tensor's suffix ("blk.3.attn_q" alone names nothing).
   if (rule == rules.end() || (rule->suffixed && p.suffix.empty())) return out;
   std::string_view graph = rule->graph;
   if (p.base == "post_attention_norm" && spec.norm_layout != hf::NormLayout::kSandwich) graph = "ffn_norm";  // gpt-oss
+  // An MLP or shared expert with no gate (squared ReLU, plain GELU): ffn_up is the graph's
+  // up_proj, not a fused gate_up_proj (phi3's ffn_up is, with its SwiGLU).
+  const auto up_only = [](hf::Activation a) {
+    return a == hf::Activation::kRelu2 || a == hf::Activation::kGelu;
+  };
+  if (p.base == "ffn_up" && up_only(spec.mlp.act)) graph = "mlp.up_proj";
+  if (p.base == "ffn_up_shexp" && up_only(spec.moe.act)) graph = "moe.shared_expert.up_proj";
   const std::string prefix = p.layer < 0 ? "" : "layers." + std::to_string(p.layer) + ".";
   const std::string suffix = rule->suffixed ? "." + std::string(p.suffix) : "";
   while (!graph.empty()) {

@@ -7,9 +7,12 @@
 // gemma3, phi3, deepseek2 (DeepSeek V2/V3/R1, Kimi K2), glm4moe (GLM-4.5 .. 4.7), minimax-m2,
 // gpt-oss, and the GatedDeltaNet hybrids qwen3next, qwen35, qwen35moe (Qwen3-Next, Qwen3.5 /
 // 3.6: a layer with ssm_out is a GatedDeltaNet layer, sized by the ssm.* keys; the others gated
-// full attention). block_count counts the nextn (MTP) blocks of qwen35, qwen35moe and glm4moe,
-// which llama.cpp's main pass never runs: the model is block_count − nextn_predict_layers
-// layers and the nextn blocks' tensors are listed as not in the step graph. Sizes come from
+// full attention), nemotron_h and nemotron_h_moe (Nemotron-H, Nemotron-3: each block one
+// Mamba2 mixer, attention without RoPE, a squared-ReLU MLP or a (latent) MoE of squared-ReLU
+// experts, told apart by the tensors it holds). block_count counts the nextn (MTP) blocks of
+// qwen35, qwen35moe, glm4moe and nemotron_h_moe, which llama.cpp's main pass never runs: the
+// model is block_count − nextn_predict_layers layers and the nextn blocks' tensors are listed
+// as not in the step graph. Sizes come from
 // the keys (embedding_length, block_count, attention.head_count(_kv), attention.key_length,
 // feed_forward_length, expert_*); what a key cannot say comes from which tensors exist
 // (biases, q/k norms, sandwich norms, MoE vs dense per layer, shared experts, the router's
@@ -43,8 +46,8 @@ namespace opscope::import::gguf {
 // The architectures opscope reads from GGUF (general.architecture values).
 inline constexpr std::string_view kSupportedArchitectures[] = {
     "llama", "mistral3", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "qwen3next", "qwen35",
-    "qwen35moe", "gemma2", "gemma3", "phi3", "deepseek2", "glm4moe", "minimax-m2", "gpt-oss",
-    "gptoss"};
+    "qwen35moe", "gemma2", "gemma3", "phi3", "deepseek2", "glm4moe", "minimax-m2", "nemotron_h",
+    "nemotron_h_moe", "gpt-oss", "gptoss"};
 
 // One step-graph weight group and the GGUF tensors that hold it: usually one to one; a
 // fused graph weight (gate_up_proj) takes two tensors; phi3's fused attn_qkv gives three
