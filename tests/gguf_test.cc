@@ -672,6 +672,14 @@ TEST(GgufModel, Glm4MoeBiasesLeadingDenseSharedExpertSigmoidAndNextnBlock) {
   EXPECT_FALSE(s.moe.shared_gate);
   for (const std::string& u : l.model.unused_tensors) EXPECT_TRUE(u.starts_with("blk.3.")) << u;
   ExpectExactWeightBytes(l, "tiny-glm4moe.gguf");
+  // The same model from its Glm4MoeConfig (its MTP layer is beside the step graph there too).
+  constexpr std::string_view kConfig = R"({"model_type": "glm4_moe", "hidden_size": 64,
+      "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "intermediate_size": 96, "moe_intermediate_size": 32,
+      "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1,
+      "first_k_dense_replace": 1, "attention_bias": true, "use_qk_norm": false,
+      "num_nextn_predict_layers": 1, "vocab_size": 64, "tie_word_embeddings": false})";
+  EXPECT_EQ(WeightElements(l.step.graph), WeightElements(ConfigGraph(kConfig, "glm4_moe")));
 }
 
 TEST(GgufModel, MinimaxM2QkNormOverTheWholeProjection) {
@@ -685,6 +693,13 @@ TEST(GgufModel, MinimaxM2QkNormOverTheWholeProjection) {
   EXPECT_EQ(s.moe.shared_intermediate, 0);
   EXPECT_TRUE(l.model.unused_tensors.empty());
   ExpectExactWeightBytes(l, "tiny-minimax-m2.gguf");
+  constexpr std::string_view kConfig = R"({"model_type": "minimax_m2", "hidden_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "intermediate_size": 32, "num_local_experts": 4,
+      "num_experts_per_tok": 2, "use_qk_norm": true, "qk_norm_type": "per_layer",
+      "scoring_func": "sigmoid", "use_routing_bias": true, "vocab_size": 64,
+      "tie_word_embeddings": false})";
+  EXPECT_EQ(WeightElements(l.step.graph), WeightElements(ConfigGraph(kConfig, "minimax_m2")));
 }
 
 // make_gguf.py's Nemotron-H: hidden 64; Mamba2 4 heads of 16, state 16, 2 groups, conv 4 with
