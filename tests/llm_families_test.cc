@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "device/device.h"
 #include "hf_family_test_util.h"
@@ -64,13 +66,12 @@ TEST(HfUnreadFields, AnInventedShapeFieldIsAnErrorNamingIt) {
             "count, pattern or switch); opscope does not cost a model it would get wrong");
 }
 
-// A draft head keeps its target's model_type (EAGLE-3's configs say "llama"); read as that
-// model it would be costed wrong, so its architectures field refuses it — also when nothing
-// else in it (draft_vocab_size) would.
+// A draft head keeps its target's model_type; read as that model it would be costed wrong, so
+// its architectures field refuses an EAGLE-1/2 or Medusa head — also when nothing else in it
+// would — and reads an EAGLE-3 head as one (below).
 TEST(HfUnreadFields, ADraftHeadIsRefusedByItsArchitecture) {
   const std::string head = std::string(kLlama) + R"(, "num_hidden_layers": 1, "architectures": )";
-  for (const char* arch : {"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM",
-                           "EagleLlamaForCausalLM", "MedusaModel"}) {
+  for (const char* arch : {"EagleLlamaForCausalLM", "MedusaModel"}) {
     const std::string message = ParseError(head + "[\"" + arch + "\"]}");
     EXPECT_EQ(message.rfind("config.json: field 'architectures': " + std::string(arch) + " is a",
                             0),
@@ -78,9 +79,72 @@ TEST(HfUnreadFields, ADraftHeadIsRefusedByItsArchitecture) {
         << message;
     EXPECT_NE(message.find("--speculative draft:N --draft-model M"), std::string::npos) << message;
   }
+  for (const char* arch : {"LlamaForCausalLMEagle3", "Eagle3LlamaForCausalLM"}) {
+    EXPECT_EQ(ParseError(head + "[\"" + arch + "\"]}"), "(no error)") << arch;
+  }
   EXPECT_EQ(ParseError(head + R"(["LlamaForCausalLM"]})"), "(no error)");
   EXPECT_EQ(ParseError(std::string(kLlama) + R"(, "architectures": "LlamaForCausalLM"})")
                 .rfind("config.json: field 'architectures'", 0),
+            0u);
+}
+
+// An EAGLE-3 head (the shape of yuhuili/EAGLE3-LLaMA3.1-Instruct-8B: one Llama layer of
+// Llama-3.1-8B's sizes, 32,000 draft tokens): fc [3 · 4096 -> 4096] over the target's hidden
+// states, q/k/v over 2 · 4096, the LM head over the draft vocabulary, the target's embedding
+// as an input — 424,689,664 parameters in all, none of them an embedding table.
+TEST(HfEagle3, AHeadIsItsFcItsLayerOverTwiceTheHiddenAndItsDraftVocabulary) {
+  const std::string config = R"({"architectures": ["LlamaForCausalLMEagle3"],
+      "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 1,
+      "vocab_size": 128256, "draft_vocab_size": 32000, "tie_word_embeddings": false,
+      "torch_dtype": "float16")";
+  auto spec = ParseHfConfig(config + "}", "config.json");
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ(spec->eagle3.aux, 3);
+  EXPECT_EQ(spec->eagle3.target_hidden, 4096);
+  EXPECT_EQ(spec->eagle3.draft_vocab, 32000);
+  auto recipe = ResolveRecipe(*spec, {});
+  ASSERT_TRUE(recipe);
+  auto step = BuildStepGraph(*spec, *recipe);
+  ASSERT_TRUE(step) << step.error().message;
+  std::map<std::string, std::vector<int64_t>> weights;
+  uint64_t params = 0;
+  for (const ir::Tensor& t : step->graph.tensors) {
+    if (t.role != ir::Role::kWeight) continue;
+    uint64_t n = 1;
+    for (const expr::Expr& d : t.shape) {
+      weights[t.name].push_back(d.constant());
+      n *= static_cast<uint64_t>(d.constant());
+    }
+    params += n;
+  }
+  EXPECT_EQ(weights["fc.weight"], (std::vector<int64_t>{4096, 3 * 4096}));
+  EXPECT_EQ(weights["layers.0.attn.qkv_proj.weight"],
+            (std::vector<int64_t>{4096 + 2 * 8 * 128, 2 * 4096}));
+  EXPECT_EQ(weights["lm_head.weight"], (std::vector<int64_t>{32000, 4096}));
+  EXPECT_EQ(weights.count("embed_tokens.weight"), 0u);
+  EXPECT_EQ(weights.count("layers.0.hidden_norm.weight"), 1u);
+  const uint64_t h = 4096, kv = 2 * 8 * 128, ffn = 14336;
+  EXPECT_EQ(params, 3 * h * h + (h + kv) * 2 * h + h * h + 3 * h * ffn + 32000 * h + 4 * h);
+  EXPECT_EQ(step->graph.nodes.front().name, "embed_tokens");  // the target's table, an input
+
+  // eagle_config's aux layers size fc; without aux hidden states fc reads one layer's.
+  auto three = ParseHfConfig(config + R"(, "eagle_config": {"eagle_aux_hidden_state_layer_ids":
+      [1, 29, 57], "use_aux_hidden_state": true}, "target_hidden_size": 7168})", "config.json");
+  ASSERT_TRUE(three) << three.error().message;
+  EXPECT_EQ(three->eagle3.aux, 3);
+  EXPECT_EQ(three->eagle3.target_hidden, 7168);
+  auto one = ParseHfConfig(config + R"(, "eagle_config": {"use_aux_hidden_state": false}})",
+                           "config.json");
+  ASSERT_TRUE(one) << one.error().message;
+  EXPECT_EQ(one->eagle3.aux, 1);
+  // A draft vocabulary larger than the target's, or a head tied to an embedding it lacks.
+  EXPECT_EQ(ParseError(config + R"(, "draft_vocab_size": 200000})"),
+            "config.json: field 'draft_vocab_size': 200000 is not in [1, vocab_size 128256]");
+  EXPECT_EQ(ParseError(std::string(config).replace(config.find("\"tie_word_embeddings\": false"),
+                                                   28, "\"tie_word_embeddings\": true") +
+                       "}")
+                .rfind("config.json: field 'tie_word_embeddings': true, but an EAGLE-3 head", 0),
             0u);
 }
 

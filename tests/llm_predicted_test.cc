@@ -660,6 +660,88 @@ TEST(Predicted, TheDraftersWeightsAndKvShareTheMemoryFit) {
   EXPECT_LT(g->dynamics->drafter_memory->max_batch, ds_run->evaluation.figures.max_batch);
 }
 
+// An EAGLE-3 head drafting for Llama-3.1-8B (the head's shape: one Llama-3.1-8B layer over
+// 2 · 4096, fc [3 · 4096 -> 4096], 32,000 draft tokens; fp16): its weights beside the target's
+// are its 424,689,664 parameters × 2 bytes (the embedding is the target's), its KV one layer's;
+// each draft token costs its decode kernels but fc runs once a round — so against a plain draft
+// model at the same N, TPOTs at acceptance 0 differ by N · (d_head − fc) + fc − N · d_plain.
+TEST(Predicted, AnEagle3HeadDraftsWithItsFcOnceARound) {
+  const auto head = std::filesystem::temp_directory_path() /
+                    ("opscope_eagle3_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(head) << R"({"architectures": ["LlamaForCausalLMEagle3"],
+      "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 1,
+      "vocab_size": 128256, "draft_vocab_size": 32000, "tie_word_embeddings": false,
+      "torch_dtype": "float16"})";
+  Request target = Make("llama-3.1-8b", "h100-sxm");
+  target.workload.batch = 1;
+  target.workload.context = 1024;
+  target.workload.prompt = 1024;
+  target.workload.gen_len = 256;
+  auto run = RunLlm(target);
+  ASSERT_TRUE(run) << run.error().message;
+  auto p = ServingPredictor::Make(run->serving, target.degrees, "vllm");
+  ASSERT_TRUE(p);
+  const auto predict = [&](const std::string& draft, double acceptance) {
+    ServingModes modes;
+    modes.speculative = Speculative{3, acceptance, draft};
+    return p->Predict(target.workload, modes);
+  };
+  auto f = predict(head.string(), 0.7);
+  ASSERT_TRUE(f) << f.error().message;
+  ASSERT_TRUE(f->dynamics->drafter_memory);
+  EXPECT_EQ(f->dynamics->drafter_memory->weight_bytes, 424689664ull * 2);
+  EXPECT_EQ(f->dynamics->drafter_memory->bytes_per_seq,
+            2ull * 8 * 128 * 2 * static_cast<uint64_t>(target.workload.MemoryContext()));
+  EXPECT_TRUE(std::any_of(f->notes.begin(), f->notes.end(), [](const std::string& n) {
+    return n.rfind("speculative: EAGLE-3 head ", 0) == 0;
+  }));
+  // The head's and a plain draft's decode kernels at the mean context, one sequence.
+  struct Kernels {
+    double step_s = 0, fc_s = 0;
+  };
+  const auto kernels = [&](const std::string& draft) {
+    Request d = Make(draft, "h100-sxm");
+    d.workload.batch = 1;
+    d.workload.context = 1024 + 255 / 2;
+    d.workload.gen_len.reset();
+    auto r = RunLlm(d);
+    EXPECT_TRUE(r) << r.error().message;
+    Kernels k;
+    if (!r) return k;
+    auto dp = ServingPredictor::Make(r->serving, d.degrees, "vllm");
+    auto pred = dp->Predict(d.workload, {}, 0);
+    EXPECT_TRUE(pred) << pred.error().message;
+    const ir::Graph& g = r->serving.stage(0).graph;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      k.step_s += pred->node_time_s[i];
+      if (g.nodes[i].name == "fc") k.fc_s += pred->node_time_s[i];
+    }
+    return k;
+  };
+  const Kernels e = kernels(head.string()), plain = kernels("meta-llama-3-8b-instruct");
+  EXPECT_GT(e.fc_s, 0);
+  auto with_head = predict(head.string(), 0), with_plain = predict("meta-llama-3-8b-instruct", 0);
+  ASSERT_TRUE(with_head && with_plain);
+  EXPECT_NEAR(*with_head->tpot_s - *with_plain->tpot_s,
+              3 * (e.step_s - e.fc_s) + e.fc_s - 3 * plain.step_s, 1e-9);
+  EXPECT_LT(*f->tpot_s, *p->Predict(target.workload)->tpot_s);  // a speedup at acceptance 0.7
+  // A head trained on another hidden size is not this target's.
+  Request big = Make("llama-3.1-70b", "h100-sxm", 4);
+  auto big_run = RunLlm(big);
+  ASSERT_TRUE(big_run);
+  auto bp = ServingPredictor::Make(big_run->serving, big.degrees, "vllm");
+  ServingModes modes;
+  modes.speculative = Speculative{3, 0.7, head.string()};
+  auto refused = bp->Predict(big.workload, modes);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "option '--draft-model': " + head.string() + " is an EAGLE-3 head over hidden states "
+            "of 4096, and llama-3.1-70b's are 8192: a head drafts for the model it was trained "
+            "on");
+  std::filesystem::remove(head);
+}
+
 // The draft model's errors name --draft-model: a model opscope cannot open, another vocabulary
 // (a draft proposes the target's tokens; a table padded within 128 rows is the same one), a
 // split the draft cannot take; and the options go together (draft:N with --draft-model, mtp:N

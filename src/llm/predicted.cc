@@ -11,6 +11,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "import/hf_config/step_graph.h"
 #include "llm/floor.h"
 #include "predict/accuracy.h"
 #include "predict/predict.h"
@@ -341,7 +342,11 @@ class Clocks {
   Result<double> TimeMixed(int64_t seqs, int64_t chunk, int64_t offset) const;
   Result<double> DraftTime(int64_t seqs) const;
 
-  Result<double> DraftModelTime(int64_t seqs) const;
+  // A draft model's step: every kernel, and those of it that run once per round.
+  struct DraftStep {
+    double step_s = 0, once_s = 0;
+  };
+  Result<DraftStep> DraftModelTime(int64_t seqs) const;
 
   const Timer& timer_;
   int64_t context_;
@@ -360,23 +365,37 @@ Result<double> Clocks::TimeDecode(int64_t seqs) const {
   const int64_t rows = spec_->drafts + 1;
   auto verify = timer_.Step(seqs, Bindings(s * rows, s, context_), true);
   if (!verify) return verify;
-  auto draft = draft_ != nullptr ? DraftModelTime(seqs) : DraftTime(s);
+  const auto drafts = static_cast<double>(spec_->drafts);
+  if (draft_ != nullptr) {
+    auto draft = DraftModelTime(seqs);
+    if (!draft) return std::unexpected(draft.error());
+    return *verify + drafts * (draft->step_s - draft->once_s) + draft->once_s;
+  }
+  auto draft = DraftTime(s);
   if (!draft) return draft;
-  return *verify + static_cast<double>(spec_->drafts) * *draft;
+  return *verify + drafts * *draft;
 }
 
 // One draft token of the draft model for `seqs` sequences: its decode step's kernels on its
 // deployment (the device's share of the sequences at the mean context), as the MTP module's
 // draft token is its kernels alone — the draft steps run inside the target's scheduler step.
-Result<double> Clocks::DraftModelTime(int64_t seqs) const {
+// An EAGLE-3 head's fc over the target's hidden states runs once per round, on the verified
+// positions, not once per draft token (vLLM's and SGLang's EAGLE-3 proposers): `once_s`, at
+// its decode-step time (weight-bound at these rows).
+Result<Clocks::DraftStep> Clocks::DraftModelTime(int64_t seqs) const {
   const int64_t s = draft_->serving().deployment().Split(seqs).seqs;
-  double kernels_s = 0;
+  DraftStep d;
   for (size_t k = 0; k < draft_->stage_count(); ++k) {
     auto p = draft_->Stage(k, DecodeBindings(s, context_), true);
     if (!p) return std::unexpected(p.error());
-    for (double t : p->prediction.node_time_s) kernels_s += t;
+    const ir::Graph& g = draft_->serving().stage(k).graph;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const double t = p->prediction.node_time_s[i];
+      d.step_s += t;
+      if (g.nodes[i].name == import::hf::kEagle3FcNode) d.once_s += t;
+    }
   }
-  return kernels_s;
+  return d;
 }
 
 // One draft token of the MTP module at `s` sequences per device, from the decode step's nodes:
@@ -667,6 +686,15 @@ Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target
                 target.build().model.name + "'s (" + std::to_string(target_vocab) +
                 "): a draft model proposes the target's tokens");
   }
+  // An EAGLE-3 head reads the target's hidden states: it is trained for one hidden size.
+  const import::hf::Eagle3Spec& eagle3 = model->spec.eagle3;
+  const int64_t target_hidden = target.build().model.spec.hidden;
+  if (eagle3.aux > 0 && eagle3.target_hidden != target_hidden) {
+    return fail(model->name + " is an EAGLE-3 head over hidden states of " +
+                std::to_string(eagle3.target_hidden) + ", and " + target.build().model.name +
+                "'s are " + std::to_string(target_hidden) + ": a head drafts for the model it "
+                "was trained on");
+  }
   DraftModel d;
   auto build = BuildModel(std::move(*model), RecipeOptions{});
   if (!build) return fail(build.error().message);
@@ -847,11 +875,17 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
       draft = std::move(*made);
       r.draft = draft->timer.get();
       const Deployment& dd = draft->serving->deployment();
+      const bool eagle3 = draft->build->model.spec.eagle3.aux > 0;
       out.notes.push_back(
-          "speculative: draft model " + draft->build->model.name + " (tp " +
-          std::to_string(dd.tp) + "), " + std::to_string(o.speculative->drafts) +
-          " draft tokens a step at its decode kernels' time; its weights and KV cache sit "
-          "beside the target's on each decoding device (the predicted memory fit)");
+          "speculative: " + std::string(eagle3 ? "EAGLE-3 head " : "draft model ") +
+          draft->build->model.name + " (tp " + std::to_string(dd.tp) + "), " +
+          std::to_string(o.speculative->drafts) +
+          " draft tokens a step at its decode kernels' time" +
+          (eagle3 ? " (its fc over the target's hidden states once a step; the first draft "
+                    "token's pass over the verified positions taken as one token's)"
+                  : "") +
+          "; its weights and KV cache sit beside the target's on each decoding device (the "
+          "predicted memory fit)");
     } else if (serving.build().model.spec.mtp.modules == 0) {
       return MakeError("option '--speculative': " + serving.build().model.name +
                        " has no multi-token-prediction modules (num_nextn_predict_layers); "

@@ -158,6 +158,18 @@ struct MtpSpec {
   bool own_embeddings = false;
 };
 
+// An EAGLE-3 draft head (LlamaForCausalLMEagle3: vLLM's, SGLang's and TensorRT-LLM's EAGLE-3
+// drafter): fc [aux · target_hidden -> hidden] over the target's hidden states from `aux`
+// layers, then decoder layers of which the first reads [input_norm(embedding),
+// hidden_norm(h)] (2 · hidden wide) and keeps h as its residual, and an LM head over the draft
+// vocabulary. The token embedding is the target's (the head stores none; engines share it), so
+// the head's graph takes it as an input, not a weight. Active when aux > 0.
+struct Eagle3Spec {
+  int64_t aux = 0;            // target layers whose hidden states fc reads (3)
+  int64_t target_hidden = 0;  // the target's hidden size (target_hidden_size, else hidden)
+  int64_t draft_vocab = 0;    // rows of the LM head (draft_vocab_size, else the vocabulary)
+};
+
 struct MoeSpec {
   int64_t experts = 0, top_k = 0, intermediate = 0;
   Activation act = Activation::kSiluGated;
@@ -214,6 +226,7 @@ struct ModelSpec {
   MlpSpec mlp;
   MoeSpec moe;
   MtpSpec mtp;
+  Eagle3Spec eagle3;
   // Per-layer embeddings (Gemma-4 PLE): a table [per_layer_vocab, layers·per_layer_width]
   // looked up per token, projected and gated into every layer.
   int64_t per_layer_width = 0, per_layer_vocab = 0;

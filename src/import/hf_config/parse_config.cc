@@ -490,18 +490,23 @@ Result<void> ReadMaxPositions(const ConfigObject& text, const ConfigObject& root
   return {};
 }
 
-// A speculative decoder's draft head stored under its target's model_type: EAGLE and EAGLE-3
-// heads (LlamaForCausalLMEagle3, Eagle3LlamaForCausalLM, EagleLlamaForCausalLM: decoder layers
-// over the target's hidden states, a projection of them in, attention over 2 · hidden, EAGLE-3's
-// own draft vocabulary) and Medusa heads. Read as the plain model of that type they would be
-// costed wrong without a word, so `architectures` refuses them.
-Result<void> RefuseDraftHead(const ConfigObject& root) {
+// A speculative decoder's draft head stored under its target's model_type. EAGLE-3 heads
+// (LlamaForCausalLMEagle3, Eagle3LlamaForCausalLM) are read as one (ReadEagle3); EAGLE-1/2
+// heads (EagleLlamaForCausalLM: fc over [embedding, hidden] before the layers, the target's LM
+// head) and Medusa heads are not, and read as the plain model of that type they would be costed
+// wrong without a word, so `architectures` refuses them. Returns whether the head is EAGLE-3.
+Result<bool> DraftHeadKind(const ConfigObject& root) {
   OPSCOPE_TRY(architectures, root.StringList("architectures"));
-  if (!architectures) return {};
+  if (!architectures) return false;
+  bool eagle3 = false;
   for (const std::string& a : *architectures) {
     std::string lower(a.size(), ' ');
     std::transform(a.begin(), a.end(), lower.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (lower.find("eagle3") != std::string::npos) {
+      eagle3 = true;
+      continue;
+    }
     const char* kind = lower.find("eagle") != std::string::npos    ? "an EAGLE"
                        : lower.find("medusa") != std::string::npos ? "a Medusa"
                                                                    : nullptr;
@@ -510,9 +515,54 @@ Result<void> RefuseDraftHead(const ConfigObject& root) {
         "architectures",
         a + " is " + kind + " draft head (layers over the target model's hidden states, not a "
             "model of its own), which opscope does not cost; speculative decoding takes a "
-            "model's MTP modules (--speculative mtp:N) or a standalone draft model "
-            "(--speculative draft:N --draft-model M)"));
+            "model's MTP modules (--speculative mtp:N), an EAGLE-3 head or a standalone draft "
+            "model (--speculative draft:N --draft-model M)"));
   }
+  return eagle3;
+}
+
+// An EAGLE-3 head's own fields (vLLM's LlamaForCausalLMEagle3 / SGLang's
+// LlamaForCausalLMEagle3): fc reads eagle_config.eagle_aux_hidden_state_layer_ids' layers
+// (3 by default; 1 with use_aux_hidden_state false) of target_hidden_size (default
+// hidden_size); the LM head has draft_vocab_size rows (default vocab_size). The embedding is
+// the target's.
+Result<void> ReadEagle3(const ConfigObject& text, ModelSpec& spec) {
+  Eagle3Spec& e = spec.eagle3;
+  e.aux = 3;
+  OPSCOPE_TRY(eagle, text.Object("eagle_config"));
+  if (eagle) {
+    OPSCOPE_TRY(ids, eagle->IntList("eagle_aux_hidden_state_layer_ids"));
+    OPSCOPE_TRY(use_aux, eagle->Bool("use_aux_hidden_state"));
+    if (use_aux && !*use_aux) {
+      e.aux = 1;
+    } else if (ids) {
+      if (ids->empty()) {
+        return std::unexpected(
+            eagle->FieldError("eagle_aux_hidden_state_layer_ids", "is empty"));
+      }
+      e.aux = static_cast<int64_t>(ids->size());
+    }
+  }
+  OPSCOPE_TRY(target_hidden, text.Int("target_hidden_size"));
+  e.target_hidden = target_hidden.value_or(spec.hidden);
+  OPSCOPE_TRY(draft_vocab, text.Int("draft_vocab_size"));
+  e.draft_vocab = draft_vocab.value_or(spec.vocab);
+  if (e.target_hidden < 1 || e.draft_vocab < 1 || e.draft_vocab > spec.vocab) {
+    return std::unexpected(text.FieldError(
+        "draft_vocab_size", std::to_string(e.draft_vocab) + " is not in [1, vocab_size " +
+                                std::to_string(spec.vocab) + "]"));
+  }
+  if (spec.tie_embeddings) {
+    return std::unexpected(text.FieldError(
+        "tie_word_embeddings", "true, but an EAGLE-3 head's LM head (draft_vocab_size rows) is "
+                               "its own, not the target's embedding"));
+  }
+  spec.assumptions.push_back(
+      "EAGLE-3 draft head: fc [" + std::to_string(e.aux) + " x " +
+      std::to_string(e.target_hidden) + " -> " + std::to_string(spec.hidden) +
+      "] over the target's hidden states, attention over 2 x hidden in the first layer, LM head "
+      "over " + std::to_string(e.draft_vocab) + " draft tokens; the embedding is the target's "
+      "(an input here, not a weight)");
   return {};
 }
 
@@ -529,7 +579,7 @@ Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& o
   OPSCOPE_TRY(type, root.String("model_type"));
   if (!type) return MakeError(origin + ": missing field 'model_type'");
   spec.model_type = *type;
-  OPSCOPE_CHECK(RefuseDraftHead(root));
+  OPSCOPE_TRY(eagle3, DraftHeadKind(root));
   OPSCOPE_TRY(family, PickFamily(origin, *type, options, spec));
   if (!options.model_type) spec.model_type = family->model_type;  // "Llama" reads as "llama"
 
@@ -568,6 +618,7 @@ Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& o
   OPSCOPE_CHECK(ReadStateDtype(text, spec));
   OPSCOPE_CHECK(ReadMaxPositions(text, root, in_nested, spec));
   if (spec.layers.empty()) return MakeError(origin + ": the model has no layers");
+  if (eagle3) OPSCOPE_CHECK(ReadEagle3(text, spec));
 
   // Nothing the reader did not look up passes silently (config_fields.h).
   OPSCOPE_CHECK(CheckUnreadFields(text, *type, spec.assumptions));

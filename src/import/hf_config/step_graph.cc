@@ -82,14 +82,28 @@ class Builder {
     out_.states.reserve(2 * spec_.layers.size());
 
     TensorId h;
+    const bool eagle3 = spec_.eagle3.aux > 0;
     if (shard_.first_stage) {
       const TensorId ids = Tensor("input_ids", {n_}, Format::kInt32, Role::kInput);
-      table_ = Weight("embed_tokens.weight", {C(spec_.vocab), hidden_},
-                      {WeightRole::kEmbedding, -1, spec_.hidden}, WeightGroup::kEmbedding);
+      // An EAGLE-3 head looks its tokens up in the target's table: an input, not its weight.
+      table_ = eagle3 ? Tensor("target.embed_tokens", {C(spec_.vocab), hidden_}, recipe_.compute,
+                               Role::kInput)
+                      : Weight("embed_tokens.weight", {C(spec_.vocab), hidden_},
+                               {WeightRole::kEmbedding, -1, spec_.hidden}, WeightGroup::kEmbedding);
       h = Act("embed_tokens.out", {n_, hidden_});
       Node("embed_tokens", OpKind::kEmbedding, {table_, ids}, {h});
       // Vocab-parallel: each device looks up the ids in its slice, zeros elsewhere.
       h = TpAllReduce("embed_tokens.all_reduce", h);
+      if (eagle3) {
+        // EAGLE-3: the residual stream starts from fc over the target's hidden states (of
+        // spec.eagle3.aux layers, concatenated); the embeddings join it in the first layer.
+        eagle_embeds_ = h;
+        const TensorId features =
+            Tensor("target_hidden_states", {n_, C(spec_.eagle3.aux * spec_.eagle3.target_hidden)},
+                   recipe_.compute, Role::kInput);
+        h = Linear(std::string(kEagle3FcNode), features, spec_.hidden, WeightRole::kOtherMatrix,
+                   -1, false, recipe_.compute);
+      }
       if (spec_.dsv4.hc_mult > 1) {
         // Hyper-connections: the residual stream is hc_mult copies of the hidden state.
         const TensorId streams = Act("hc_expand.out", {n_, StreamWidth()});
@@ -138,24 +152,26 @@ class Builder {
     const TensorId last = Tensor("last_token_index", {seqs_}, Format::kInt32, Role::kInput);
     const TensorId head_in = Act("lm_head.in", {seqs_, hidden_}, recipe_.gemm_input);
     Node("select_last_tokens", OpKind::kGather, {normed, last}, {head_in});
+    // An EAGLE-3 head scores its own draft vocabulary.
+    const int64_t head_rows = eagle3 ? spec_.eagle3.draft_vocab : spec_.vocab;
     const TensorId head_w =
         spec_.tie_embeddings && shard_.first_stage
             ? table_
-            : Weight("lm_head.weight", {C(spec_.vocab), hidden_},
+            : Weight("lm_head.weight", {C(head_rows), hidden_},
                      {WeightRole::kLmHead, -1, spec_.hidden});
     std::vector<TensorId> head_ins{head_in, head_w};
     if (spec_.lm_head_bias) {
-      head_ins.push_back(Weight("lm_head.bias", {C(spec_.vocab)}, {WeightRole::kVector, -1, spec_.vocab}));
+      head_ins.push_back(Weight("lm_head.bias", {C(head_rows)}, {WeightRole::kVector, -1, head_rows}));
     }
     if (shard_.tp == 1) {
       const TensorId logits =
-          Tensor("logits", {seqs_, C(spec_.vocab)}, recipe_.compute, Role::kOutput);
+          Tensor("logits", {seqs_, C(head_rows)}, recipe_.compute, Role::kOutput);
       Node("lm_head", OpKind::kLmHead, std::move(head_ins), {logits});
     } else {
       // Vocab-parallel LM head: each device's slice of the logits, gathered.
-      const TensorId part = Act("lm_head.out", {seqs_, C(spec_.vocab)});
+      const TensorId part = Act("lm_head.out", {seqs_, C(head_rows)});
       Node("lm_head", OpKind::kLmHead, std::move(head_ins), {part});
-      const TensorId logits = Tensor("logits", {seqs_, C(spec_.vocab * shard_.tp)},
+      const TensorId logits = Tensor("logits", {seqs_, C(head_rows * shard_.tp)},
                                      recipe_.compute, Role::kOutput);
       Node("lm_head.all_gather", OpKind::kAllGather, {part}, {logits},
            {{"group_size", shard_.tp}, {"scope", shard_.tp_scope}});
@@ -308,7 +324,8 @@ class Builder {
     const bool post = layout == NormLayout::kSandwich || layout == NormLayout::kPost;
     if (layout == NormLayout::kParallel) return ParallelLayer(p, i, h);
     if (l.mixer != Mixer::kNone) {
-      const TensorId x = layout == NormLayout::kPost
+      const TensorId x = i == 0 && eagle_embeds_ ? EagleInput(p, h)
+                         : layout == NormLayout::kPost
                              ? h
                              : Norm(Cat(p, "input_norm"), h, spec_.hidden, recipe_.gemm_input, i);
       TensorId a = MixerBlock(p, i, l.mixer, x);
@@ -344,6 +361,19 @@ class Builder {
       h = sum;
     }
     return h;
+  }
+
+  // EAGLE-3's first layer input (vLLM's and SGLang's LlamaDecoderLayer of the Eagle3 head):
+  // [input_norm(embeddings), hidden_norm(h)], 2 · hidden wide, so its q, k and v projections
+  // read 2 · hidden; the residual stays h.
+  TensorId EagleInput(const std::string& p, TensorId h) {
+    const TensorId e =
+        Norm(Cat(p, "input_norm"), *eagle_embeds_, spec_.hidden, recipe_.gemm_input, 0);
+    const TensorId x = Norm(Cat(p, "hidden_norm"), h, spec_.hidden, recipe_.gemm_input, 0);
+    const TensorId both = Act(Cat(p, "eagle_input.out"), {n_, C(2 * spec_.hidden)},
+                              recipe_.gemm_input);
+    Node(Cat(p, "eagle_input"), OpKind::kConcat, {e, x}, {both});
+    return both;
   }
 
   // Gemma-4's MoE layer (Gemma4TextDecoderLayer with enable_moe_block): the dense MLP on the
@@ -1217,6 +1247,7 @@ class Builder {
   std::vector<std::pair<int64_t, Expr>> window_lengths_;  // min(ctx, W), built once per W
   Expr expert_rows_;                                       // n · top_k, built once
   std::optional<TensorId> last_indices_;                   // DSA: the last indexer's top-k
+  std::optional<TensorId> eagle_embeds_;  // EAGLE-3: the embeddings the first layer reads
 };
 
 // This device's share of the model: the sizes DeviceShard splits, divided.
@@ -1233,6 +1264,7 @@ ModelSpec ShardSpec(const ModelSpec& s, const DeviceShard& d) {
     l.mlp.intermediate = s.mlp.intermediate / t;
     l.moe.shared_intermediate = s.moe.shared_intermediate / t;
     l.vocab = (s.vocab + t - 1) / t;  // vocab-parallel, the last slice padded
+    l.eagle3.draft_vocab = (s.eagle3.draft_vocab + t - 1) / t;
     l.kda.heads = s.kda.heads / t;
     // MiniMax Sparse Attention's index heads follow the KV heads (replicated below t).
     l.indexer.heads = s.indexer.block > 0 && s.indexer.heads < t ? 1 : s.indexer.heads / t;

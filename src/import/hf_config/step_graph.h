@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "import/hf_config/model_spec.h"
@@ -19,6 +20,10 @@
 #include "support/error.h"
 
 namespace opscope::import::hf {
+
+// The node of an EAGLE-3 head's fc over the target's hidden states (ModelSpec::eagle3): it runs
+// once per speculative round, the head's other nodes once per draft token.
+inline constexpr std::string_view kEagle3FcNode = "fc";
 
 // The workload symbol names the graph uses.
 inline constexpr const char* kTokensSymbol = "n";
