@@ -138,6 +138,9 @@ TEST(HfEagle3, AHeadIsItsFcItsLayerOverTwiceTheHiddenAndItsDraftVocabulary) {
                            "config.json");
   ASSERT_TRUE(one) << one.error().message;
   EXPECT_EQ(one->eagle3.aux, 1);
+  EXPECT_EQ(ParseError(config + R"(, "eagle_config": {"eagle_aux_hidden_state_layer_ids": []}})"),
+            "config.json: field 'eagle_config.eagle_aux_hidden_state_layer_ids': lists 0 layers "
+            "(expected 1 to 1024)");
   // A draft vocabulary larger than the target's, or a head tied to an embedding it lacks.
   EXPECT_EQ(ParseError(config + R"(, "draft_vocab_size": 200000})"),
             "config.json: field 'draft_vocab_size': 200000 is not in [1, vocab_size 128256]");

@@ -536,9 +536,11 @@ Result<void> ReadEagle3(const ConfigObject& text, ModelSpec& spec) {
     if (use_aux && !*use_aux) {
       e.aux = 1;
     } else if (ids) {
-      if (ids->empty()) {
-        return std::unexpected(
-            eagle->FieldError("eagle_aux_hidden_state_layer_ids", "is empty"));
+      if (ids->empty() || static_cast<int64_t>(ids->size()) > Reader::kMaxLayers) {
+        return std::unexpected(eagle->FieldError(
+            "eagle_aux_hidden_state_layer_ids",
+            "lists " + std::to_string(ids->size()) + " layers (expected 1 to " +
+                std::to_string(Reader::kMaxLayers) + ")"));
       }
       e.aux = static_cast<int64_t>(ids->size());
     }
