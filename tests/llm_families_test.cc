@@ -141,6 +141,8 @@ TEST(HfEagle3, AHeadIsItsFcItsLayerOverTwiceTheHiddenAndItsDraftVocabulary) {
   EXPECT_EQ(ParseError(config + R"(, "eagle_config": {"eagle_aux_hidden_state_layer_ids": []}})"),
             "config.json: field 'eagle_config.eagle_aux_hidden_state_layer_ids': lists 0 layers "
             "(expected 1 to 1024)");
+  EXPECT_EQ(ParseError(config + R"(, "target_hidden_size": -4})"),
+            "config.json: field 'target_hidden_size': -4 is not a hidden size");
   // A draft vocabulary larger than the target's, or a head tied to an embedding it lacks.
   EXPECT_EQ(ParseError(config + R"(, "draft_vocab_size": 200000})"),
             "config.json: field 'draft_vocab_size': 200000 is not in [1, vocab_size 128256]");

@@ -384,6 +384,7 @@ Result<double> Clocks::TimeDecode(int64_t seqs) const {
 // its decode-step time (weight-bound at these rows).
 Result<Clocks::DraftStep> Clocks::DraftModelTime(int64_t seqs) const {
   const int64_t s = draft_->serving().deployment().Split(seqs).seqs;
+  const bool eagle3 = draft_->serving().build().model.spec.eagle3.aux > 0;
   DraftStep d;
   for (size_t k = 0; k < draft_->stage_count(); ++k) {
     auto p = draft_->Stage(k, DecodeBindings(s, context_), true);
@@ -392,7 +393,7 @@ Result<Clocks::DraftStep> Clocks::DraftModelTime(int64_t seqs) const {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const double t = p->prediction.node_time_s[i];
       d.step_s += t;
-      if (g.nodes[i].name == import::hf::kEagle3FcNode) d.once_s += t;
+      if (eagle3 && g.nodes[i].name == import::hf::kEagle3FcNode) d.once_s += t;
     }
   }
   return d;

@@ -547,9 +547,13 @@ Result<void> ReadEagle3(const ConfigObject& text, ModelSpec& spec) {
   }
   OPSCOPE_TRY(target_hidden, text.Int("target_hidden_size"));
   e.target_hidden = target_hidden.value_or(spec.hidden);
+  if (e.target_hidden < 1) {
+    return std::unexpected(text.FieldError(
+        "target_hidden_size", std::to_string(e.target_hidden) + " is not a hidden size"));
+  }
   OPSCOPE_TRY(draft_vocab, text.Int("draft_vocab_size"));
   e.draft_vocab = draft_vocab.value_or(spec.vocab);
-  if (e.target_hidden < 1 || e.draft_vocab < 1 || e.draft_vocab > spec.vocab) {
+  if (e.draft_vocab < 1 || e.draft_vocab > spec.vocab) {
     return std::unexpected(text.FieldError(
         "draft_vocab_size", std::to_string(e.draft_vocab) + " is not in [1, vocab_size " +
                                 std::to_string(spec.vocab) + "]"));
