@@ -554,11 +554,55 @@ TEST(RunSweep, FixedLengthRowsEqualLlmPredicted) {
   EXPECT_NE(split.error().message.find("not with --disagg"), std::string::npos);
 }
 
+// --speculative draft:N --draft-model M: every predicted row equals `opscope llm --speculative
+// draft:N --draft-model M` at its point — TTFT, TPOT, the drafter named, the fit beside the
+// draft at the row's tp — with the draft deployed once per deployment of the target; a draft
+// of another vocabulary is refused naming --draft-model, and draft:N needs its draft model.
+TEST(RunSweep, DraftModelRowsEqualLlmPredicted) {
+  const llm::Model model = PresetModel("qwen3-32b");
+  SweepSpec s = SweepOf(model, {"h200"});
+  s.tps = {1, 2};
+  s.batches = {1, 16};
+  s.contexts = {1024};
+  s.gen_lens = {256};
+  s.engine = "vllm";
+  s.speculative = llm::Speculative{3, 0.7, std::string("qwen3-8b")};
+  auto rep = RunSweep(s);
+  ASSERT_TRUE(rep) << rep.error().message;
+  ASSERT_EQ(rep->rows.size(), 4u);
+  EXPECT_TRUE(rep->speculative);
+  for (size_t i = 0; i < rep->rows.size(); ++i) {
+    const SweepRow& row = rep->rows[i];
+    const llm::Predicted want = PredictedAt(model, s, *rep, row);
+    ASSERT_TRUE(want.dynamics && want.dynamics->drafter_memory) << i;
+    EXPECT_EQ(want.dynamics->speculative, "draft:3 qwen3-8b") << i;
+    EXPECT_EQ(rep->predicted[i].ttft_s, want.ttft_s) << i;
+    EXPECT_EQ(rep->predicted[i].tpot_s, want.tpot_s) << i;
+    EXPECT_EQ(rep->predicted[i].drafter_max_batch, want.dynamics->drafter_memory->max_batch) << i;
+    EXPECT_EQ(rep->predicted[i].drafter_fits, want.dynamics->drafter_memory->fits) << i;
+    EXPECT_LT(rep->predicted[i].drafter_max_batch, row.max_batch) << i;  // the draft takes room
+  }
+  SweepSpec other = s;
+  other.speculative->draft_model = "llama-3.1-8b";
+  auto refused = RunSweep(other);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message.rfind("option '--draft-model': llama-3.1-8b's vocabulary", 0),
+            0u)
+      << refused.error().message;
+  EXPECT_EQ(ParseSweepSpeculative(std::string("draft:2"), 0.5, std::nullopt, true)
+                .error()
+                .message.rfind("option '--speculative': draft:N needs the draft model", 0),
+            0u);
+  auto parsed = ParseSweepSpeculative(std::string("draft:2"), 0.5, "qwen3-8b", true);
+  ASSERT_TRUE(parsed && *parsed);
+  EXPECT_EQ((*parsed)->draft_model, std::optional<std::string>("qwen3-8b"));
+}
+
 // --speculative mtp:N: every predicted row equals `opscope llm --speculative mtp:N` at its
 // point — TTFT, TPOT and the fit with the MTP module beside the target (aggregated and on a
 // disaggregated split's decode worker) — and the MTP rows decode faster than the plain ones;
-// the option needs an engine and whole requests, takes its --acceptance, and leaves draft
-// models to opscope llm, each error naming the option.
+// the option needs an engine and whole requests and takes its --acceptance, each error naming
+// the option (a draft model: DraftModelRowsEqualLlmPredicted).
 TEST(RunSweep, SpeculativeRowsEqualLlmPredicted) {
   const llm::Model model = PresetModel("deepseek-v3");
   SweepSpec s = SweepOf(model, {"h200"});
@@ -601,9 +645,7 @@ TEST(RunSweep, SpeculativeRowsEqualLlmPredicted) {
             std::string::npos);
   EXPECT_NE(error([](SweepSpec& b) { b.engine.reset(); }).find("give --engine E"),
             std::string::npos);
-  EXPECT_NE(error([](SweepSpec& b) { b.speculative->draft_model = "qwen3-8b"; })
-                .find("a draft model (draft:N) is predicted by opscope llm"),
-            std::string::npos);
+  // Without a --draft-model to take (the planner's parse), draft:N is refused.
   EXPECT_EQ(ParseSweepSpeculative(std::string("draft:2"), 0.5).error().message.rfind(
                 "option '--speculative': only mtp:N (the model's MTP modules)", 0),
             0u);

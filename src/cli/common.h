@@ -28,10 +28,12 @@ struct OutputOptions {
 // Adds --format (the names of report::ReportFormats()), --top, -o/--output and --strict.
 void AddOutputOptions(CLI::App& app, OutputOptions& options);
 
-// Adds --speculative (`what` it does here; mtp:N over many points) and --acceptance, as
+// Adds --speculative (`what` it does here), --acceptance and, given `draft_model`,
+// --draft-model (draft:N's draft; without it draft:N is opscope llm's), as
 // sweep::ParseSweepSpeculative reads them.
 void AddSpeculativeOptions(CLI::App& app, std::optional<std::string>& speculative,
-                           std::optional<double>& acceptance, const std::string& what);
+                           std::optional<double>& acceptance, const std::string& what,
+                           std::optional<std::string>* draft_model = nullptr);
 
 // What renderers may use of where the text goes: colour only on a terminal, never with
 // NO_COLOR.

@@ -29,7 +29,8 @@ struct SweepOptions {
   std::optional<std::string> weights;
   std::string phase = "decode";
   std::optional<std::string> tp, ep, pp, dp_attention;
-  std::optional<std::string> gen_len, disagg, prefill_tp, decode_tp, lengths, speculative;
+  std::optional<std::string> gen_len, disagg, prefill_tp, decode_tp, lengths, speculative,
+      draft_model;
   std::optional<double> acceptance;
   std::string format = "csv";
   std::string output = "-";
@@ -102,7 +103,8 @@ Result<sweep::SweepRequest> ParseAxes(const SweepOptions& o) {
     if (!fixed) return std::unexpected(fixed.error());
     r.fixed_lengths = *fixed;
   }
-  auto speculative = sweep::ParseSweepSpeculative(o.speculative, o.acceptance);
+  auto speculative =
+      sweep::ParseSweepSpeculative(o.speculative, o.acceptance, o.draft_model, true);
   if (!speculative) return std::unexpected(speculative.error());
   r.speculative = *speculative;
   if (o.weights) {
@@ -196,7 +198,7 @@ Command AddSweepCommand(CLI::App& root) {
                   "exactly its prompt and output length, as a fixed-length benchmark sends them; "
                   "opscope llm --lengths)");
   AddSpeculativeOptions(*app, o->speculative, o->acceptance,
-                        "With --engine and --gen-len, predict every point with");
+                        "With --engine and --gen-len, predict every point with", &o->draft_model);
   app->add_option("--mem-util", o->grid.mem_util, "Fraction of device memory for weights + KV + state")
       ->capture_default_str();
   app->add_option("--tp", o->tp, "Tensor-parallel degrees: LIST (default 1)");

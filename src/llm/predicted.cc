@@ -718,6 +718,32 @@ Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target
   return d;
 }
 
+// The draft models a predictor has deployed, by (name, tp): a sweep's or a planner's points of
+// one deployment draft with one deployment of the draft, made at its first use (a draft's
+// Timer is safe to share between threads, as the target's is).
+struct DraftCache {
+  std::mutex mutex;
+  std::map<std::pair<std::string, int64_t>, std::shared_ptr<const DraftModel>> models;
+};
+
+// The draft model `name` at `tp` beside `target`: from `cache` when it has it (nullptr: made).
+Result<std::shared_ptr<const DraftModel>> DraftFor(DraftCache* cache, const std::string& name,
+                                                   const Serving& target, int64_t tp,
+                                                   const Engine& engine) {
+  const auto make = [&]() -> Result<std::shared_ptr<const DraftModel>> {
+    auto made = MakeDraftModel(name, target, tp, engine);
+    if (!made) return std::unexpected(made.error());
+    return std::make_shared<const DraftModel>(std::move(*made));
+  };
+  if (cache == nullptr) return make();
+  std::lock_guard lock(cache->mutex);
+  const auto key = std::pair(name, tp);
+  if (auto it = cache->models.find(key); it != cache->models.end()) return it->second;
+  auto made = make();
+  if (made) cache->models.emplace(key, *made);
+  return made;
+}
+
 // ---- The drafter's memory ------------------------------------------------------------------
 
 // The MTP modules on a device of the target's last stage. vLLM, SGLang and TensorRT-LLM load
@@ -852,9 +878,10 @@ Result<Workers> RedeployWorkers(const Serving& serving, const Engine& engine,
 
 // The whole request (--gen-len): its dynamics and floors.
 // `workers`: the disaggregated workers' timers when the caller has them (else redeployed).
+// `drafts`: the predictor's deployed draft models (nullptr: a draft model is made here).
 Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine& engine,
                             const ServingModes& o, const Degrees& degrees, bool floors,
-                            Predicted& out,
+                            Predicted& out, DraftCache* drafts,
                             std::pair<const Timer*, const Timer*> workers = {nullptr, nullptr}) {
   const Serving& serving = timer.serving();
   RequestShape r;
@@ -865,13 +892,13 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
   r.load.prefill_first = engine.profile->defaults.prefill_first;
   r.context = r.load.prompt + (r.load.gen_len - 1) / 2;
   r.spec = o.speculative;
-  std::optional<DraftModel> draft;
+  std::shared_ptr<const DraftModel> draft;
   if (o.speculative) {
     if (o.speculative->draft_model) {
       // The draft runs beside the decoding devices: the decode workers' tp under --disagg.
       const int64_t tp = o.disagg ? o.disagg->decode_tp.value_or(degrees.tp)
                                   : serving.deployment().tp;
-      auto made = MakeDraftModel(*o.speculative->draft_model, serving, tp, engine);
+      auto made = DraftFor(drafts, *o.speculative->draft_model, serving, tp, engine);
       if (!made) return std::unexpected(made.error());
       draft = std::move(*made);
       r.draft = draft->timer.get();
@@ -963,6 +990,7 @@ struct ServingPredictor::State {
   Engine engine;
   std::unique_ptr<Timer> timer;
   Degrees degrees;
+  mutable DraftCache drafts;  // --speculative draft:N's deployments, made once per predictor
 };
 
 ServingPredictor::ServingPredictor(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -1039,7 +1067,8 @@ Result<Predicted> ServingPredictor::Predict(const Workload& workload, const Serv
     return std::unexpected(ok.error());
   }
   if (workload.gen_len) {
-    if (auto ok = PredictRequest(timer, workload, engine, modes, state_->degrees, true, out);
+    if (auto ok = PredictRequest(timer, workload, engine, modes, state_->degrees, true, out,
+                                 &state_->drafts);
         !ok) {
       return std::unexpected(ok.error());
     }
@@ -1063,7 +1092,7 @@ Result<Predicted> ServingPredictor::PredictRequestFigures(const Workload& worklo
     timers = {workers->prefill->state_->timer.get(), workers->decode->state_->timer.get()};
   }
   if (auto ok = PredictRequest(*state_->timer, workload, state_->engine, modes, state_->degrees,
-                               false, out, timers);
+                               false, out, &state_->drafts, timers);
       !ok) {
     return std::unexpected(ok.error());
   }
@@ -1084,7 +1113,8 @@ Result<Predicted> ServingPredictor::PredictFigures(const Workload& workload,
     return std::unexpected(ok.error());
   }
   if (workload.gen_len) {
-    if (auto ok = PredictRequest(timer, workload, engine, modes, state_->degrees, false, out);
+    if (auto ok = PredictRequest(timer, workload, engine, modes, state_->degrees, false, out,
+                                 &state_->drafts);
         !ok) {
       return std::unexpected(ok.error());
     }

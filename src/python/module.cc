@@ -190,7 +190,8 @@ PYBIND11_MODULE(_opscope, m) {
          std::optional<std::string> model_type, std::optional<std::string> engine,
          std::optional<std::string> disagg, std::optional<std::string> prefill_tp,
          std::optional<std::string> decode_tp, std::optional<std::string> lengths,
-         std::optional<std::string> speculative, std::optional<double> acceptance) {
+         std::optional<std::string> speculative, std::optional<double> acceptance,
+         std::optional<std::string> draft_model) {
         opscope::sweep::SweepRequest r;
         r.model = std::move(model);
         r.parse.model_type = std::move(model_type);
@@ -216,7 +217,8 @@ PYBIND11_MODULE(_opscope, m) {
         r.micro_batches = micro_batches;
         r.engine = std::move(engine);
         if (lengths) r.fixed_lengths = Take(opscope::llm::ParseFixedLengths(*lengths));
-        r.speculative = Take(opscope::sweep::ParseSweepSpeculative(speculative, acceptance));
+        r.speculative = Take(
+            opscope::sweep::ParseSweepSpeculative(speculative, acceptance, draft_model, true));
         return Sweep(r);
       },
       py::kw_only(), py::arg("model"), py::arg("batch"), py::arg("context"), py::arg("device"),
@@ -225,7 +227,7 @@ PYBIND11_MODULE(_opscope, m) {
       py::arg("mem_util"), py::arg("dp_attention"), py::arg("gpus_per_node"),
       py::arg("micro_batches"), py::arg("model_type"), py::arg("engine"), py::arg("disagg"),
       py::arg("prefill_tp"), py::arg("decode_tp"), py::arg("lengths"), py::arg("speculative"),
-      py::arg("acceptance"));
+      py::arg("acceptance"), py::arg("draft_model"));
 
   m.def(
       "plan",

@@ -182,10 +182,6 @@ Result<void> CheckGrid(const Grid& g, size_t devices) {
       return MakeError("option '--speculative': speculative decoding is an engine's prediction "
                        "of whole requests; give --engine E and --gen-len/--osl");
     }
-    if (g.speculative->draft_model) {
-      return MakeError("option '--speculative': a sweep drafts with the model's MTP modules "
-                       "(mtp:N); a draft model (draft:N) is predicted by opscope llm");
-    }
   }
   for (const auto& [option, values] :
        {std::pair<const char*, const std::vector<int64_t>*>{"--tp", &g.tps}, {"--ep", &g.eps},

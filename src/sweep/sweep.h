@@ -127,9 +127,10 @@ struct Grid {
   // --lengths fixed: every request of fixed lengths, as `opscope llm --lengths fixed` predicts
   // it (needs --engine and --gen-len; aggregated serving only).
   bool fixed_lengths = false;
-  // --speculative mtp:N --acceptance R: every request predicted with the model's MTP modules
-  // drafting, as `opscope llm --speculative mtp:N` (needs --engine and --gen-len). A draft model
-  // (draft:N) is opscope llm's alone: it would be opened and deployed for every point.
+  // --speculative mtp:N | draft:N --acceptance R: every request predicted with the model's MTP
+  // modules or the draft model (an EAGLE-3 head included) drafting, as `opscope llm
+  // --speculative` (needs --engine and --gen-len); a draft is deployed once per deployment of
+  // the target (each ServingPredictor keeps its own).
   std::optional<llm::Speculative> speculative;
   // Parallel degrees (empty: 1; dp_attentions empty: llm's default, ep/tp when ep > tp), swept
   // as axes; the rest as `opscope llm` takes them.

@@ -108,8 +108,9 @@ Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view
 }
 
 Result<std::optional<llm::Speculative>> ParseSweepSpeculative(
-    const std::optional<std::string>& text, std::optional<double> acceptance) {
-  return llm::ParseSpeculativeOptions(text, acceptance, std::nullopt, false);
+    const std::optional<std::string>& text, std::optional<double> acceptance,
+    const std::optional<std::string>& draft_model, bool draft_models) {
+  return llm::ParseSpeculativeOptions(text, acceptance, draft_model, draft_models);
 }
 
 }  // namespace opscope::sweep

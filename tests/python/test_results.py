@@ -137,6 +137,24 @@ def test_speculative_sweep_equals_the_cli():
                       engine="sglang", speculative="mtp:1")
 
 
+def test_draft_model_sweep_equals_the_cli():
+    # draft_model= is --draft-model: every point drafts with the draft model at the row's tp.
+    args = ["qwen3-32b", "--batch", "1,16", "--context", "1024", "--device", "h200", "--tp",
+            "1,2", "--osl", "128", "--engine", "vllm", "--speculative", "draft:3",
+            "--acceptance", "0.7", "--draft-model", "qwen3-8b"]
+    points = opscope.sweep("qwen3-32b", batch=[1, 16], context=1024, device="h200", tp=[1, 2],
+                           osl=128, engine="vllm", speculative="draft:3", acceptance=0.7,
+                           draft_model="qwen3-8b")["points"]
+    expected = cli_json("sweep", "llm", *args)["points"]
+    assert len(points) == len(expected) == 4
+    for (_, row), want in zip(points.iterrows(), expected):
+        for field in ("tpot_s", "ttft_s", "max_batch", "fits"):
+            assert row["predicted_" + field] == want["predicted"][field], field
+    with pytest.raises(opscope.Error, match="--draft-model"):
+        opscope.sweep("qwen3-32b", batch=1, context=1024, device="h200", osl=128,
+                      engine="vllm", speculative="draft:3", acceptance=0.7)
+
+
 def test_request_axes_equal_the_cli():
     # osl= (gen_len=) and disagg= are the command line's --osl/--disagg axes: the DataFrame's
     # columns are the JSON's fields (disagg's object flattened, null as NaN).

@@ -61,7 +61,8 @@ def test_a_large_sweep_is_copied_once():
         weights=[None], phase="decode", tp=None, ep=None, pp=None, activations=None,
         kv_dtype=None, state_dtype=None, gen_len=None, mem_util=0.9, dp_attention=None,
         gpus_per_node=None, micro_batches=None, model_type=None, engine=None, disagg=None,
-        prefill_tp=None, decode_tp=None, lengths=None, speculative=None, acceptance=None)
+        prefill_tp=None, decode_tp=None, lengths=None, speculative=None, acceptance=None,
+        draft_model=None)
     assert core["points"]["rows"] == 65536
     df = opscope._table(core["points"])
     arrays = core["points"]["data"]

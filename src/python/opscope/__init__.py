@@ -186,7 +186,7 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
           ep=None, pp=None, activations=None, kv_dtype=None, state_dtype=None, gen_len=None,
           osl=None, mem_util=0.9, dp_attention=None, gpus_per_node=None, micro_batches=None,
           model_type=None, engine=None, disagg=None, prefill_tp=None, decode_tp=None,
-          lengths=None, speculative=None, acceptance=None):
+          lengths=None, speculative=None, acceptance=None, draft_model=None):
     """``llm`` over a grid, one row per point: ``opscope sweep llm MODEL --format json``.
 
     batch, context: ints, lists or ranges of ints, or the command line's LIST text
@@ -211,10 +211,11 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
                     predicted_kv_transfer_s (the part of predicted_ttft_s spent moving the KV).
     lengths:        with engine and gen_len: "fixed" predicts every point as a fixed-length
                     benchmark (llm()'s lengths); not with a disaggregated split.
-    speculative, acceptance: with engine and gen_len: "mtp:N" and R, every point predicted
-                    with the model's MTP modules drafting (llm()'s); adds the columns
-                    predicted_max_batch and predicted_fits, the memory fit with the MTP module.
-                    A draft model ("draft:N") is llm()'s only.
+    speculative, acceptance, draft_model: with engine and gen_len: "mtp:N" and R, every
+                    point predicted with the model's MTP modules drafting, or "draft:N" with
+                    draft_model (a preset, config.json or folder; an EAGLE-3 head too) drafting,
+                    as llm()'s; adds the columns predicted_max_batch and predicted_fits, the
+                    memory fit with the drafter.
     The other options are llm()'s and apply to every point.
 
     Returns {"schema_version", "model", "phase", "points", "skipped", "assumptions"}, with
@@ -252,7 +253,7 @@ def sweep(model, batch, context, device="h100-sxm", weights=None, phase="decode"
         model_type=model_type, engine=_path(engine), disagg=disagg_text,
         prefill_tp=None if prefill_tp is None else _list(prefill_tp),
         decode_tp=None if decode_tp is None else _list(decode_tp), lengths=lengths,
-        speculative=speculative, acceptance=acceptance)
+        speculative=speculative, acceptance=acceptance, draft_model=_path(draft_model))
     result["points"] = _table(result["points"])
     return result
 
