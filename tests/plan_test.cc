@@ -8,6 +8,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -331,7 +332,8 @@ TEST(Plan, FixedLengthsSearchSeesPastATtftDip) {
 // --speculative mtp:N: every point is `opscope llm --speculative mtp:N`'s prediction (its
 // reproduce command carries the options and gives the same TTFT and TPOT, the batch fitting
 // beside the MTP module), the document names the drafter, and the planner refuses what it
-// cannot predict: draft models, a model without MTP modules, the roofline estimate.
+// cannot predict: draft:N without its draft model, a model without MTP modules, the roofline
+// estimate.
 TEST(Plan, SpeculativePointsEqualOpscopeLlmSpeculative) {
   const std::string spec = " --speculative mtp:1 --acceptance 0.8";
   const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(
@@ -362,7 +364,7 @@ TEST(Plan, SpeculativePointsEqualOpscopeLlmSpeculative) {
   for (const auto& [line, needle] : std::vector<std::pair<std::string, std::string>>{
            {"plan deepseek-v3 --device h200 --engine sglang --speculative draft:2 --acceptance "
             "0.7",
-            "option '--speculative': only mtp:N"},
+            "option '--speculative': draft:N needs the draft model"},
            {"plan llama-3.1-8b --device h200 --engine vllm --speculative mtp:1 --acceptance 0.7",
             "option '--speculative': llama-3.1-8b has no multi-token-prediction modules"},
            {"plan deepseek-v3 --device h200 --engine roofline --speculative mtp:1 --acceptance "
@@ -375,6 +377,56 @@ TEST(Plan, SpeculativePointsEqualOpscopeLlmSpeculative) {
     EXPECT_EQ(bad.status, 2) << line;
     EXPECT_NE(bad.err.find(needle), std::string::npos) << bad.err;
   }
+}
+
+// --speculative draft:N --draft-model M: every point is `opscope llm --speculative draft:N
+// --draft-model M`'s prediction at the point's tp (its reproduce command carries the three
+// options and gives the same TTFT and TPOT, the batch fitting beside the draft), the launch
+// hint names the draft, and a draft of another vocabulary is refused before any search.
+TEST(Plan, DraftModelPointsEqualOpscopeLlmSpeculative) {
+  const std::string spec = " --speculative draft:3 --acceptance 0.7 --draft-model qwen3-8b";
+  const opscope::testing::Outcome o = opscope::testing::RunOpscope(opscope::testing::Args(
+      "plan qwen3-32b --device h200 --gpus 4 --isl 1024 --osl 128 --engine vllm "
+      "--max-batch 16 --format json" + spec));
+  ASSERT_EQ(o.status, 0) << o.err;
+  simdjson::dom::parser parser;
+  simdjson::dom::element plan = parser.parse(o.out)["plan"];
+  EXPECT_EQ(std::string_view(plan["speculative"].get_string().value()), "draft:3");
+  simdjson::dom::array front = plan["front"].get_array();
+  ASSERT_GT(front.size(), 1u);
+  std::set<int64_t> tps;
+  for (simdjson::dom::element p : front) {
+    const std::string reproduce(p["reproduce"].get_string().value());
+    ASSERT_NE(reproduce.find(spec), std::string::npos) << reproduce;
+    EXPECT_NE(std::string(p["hint"].get_string().value()).find("drafting with qwen3-8b"),
+              std::string::npos);
+    tps.insert(p["tp"].get_int64().value());
+    std::vector<std::string> args = opscope::testing::Args(reproduce);
+    args.erase(args.begin());
+    args.insert(args.end(), {"--format", "json"});
+    const opscope::testing::Outcome llm = opscope::testing::RunOpscope(args);
+    ASSERT_EQ(llm.status, 0) << llm.err;
+    simdjson::dom::parser lp;
+    simdjson::dom::element pf = lp.parse(llm.out)["llm"]["predicted"];
+    EXPECT_EQ(pf["ttft_s"].get_double().value(), p["ttft_s"].get_double().value()) << reproduce;
+    EXPECT_EQ(pf["tpot_s"].get_double().value(), p["tpot_s"].get_double().value()) << reproduce;
+    EXPECT_EQ(std::string_view(pf["dynamics"]["speculative"].get_string().value()),
+              "draft:3 qwen3-8b");
+    EXPECT_TRUE(pf["dynamics"]["drafter_memory"]["fits"].get_bool().value()) << reproduce;
+    // The point's memory bound is the fit beside the draft at its tp.
+    EXPECT_EQ(pf["dynamics"]["drafter_memory"]["max_batch"].get_int64().value(),
+              p["max_batch"].get_int64().value())
+        << reproduce;
+  }
+  EXPECT_GT(tps.size(), 1u);  // drafts deployed at more than one tp
+  const opscope::testing::Outcome bad = opscope::testing::RunOpscope(opscope::testing::Args(
+      "plan qwen3-32b --device h200 --gpus 4 --engine vllm --speculative draft:3 --acceptance "
+      "0.7 --draft-model llama-3.1-8b"));
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("option '--draft-model': llama-3.1-8b's vocabulary (128256 tokens) is "
+                         "not qwen3-32b's (151936)"),
+            std::string::npos)
+      << bad.err;
 }
 
 TEST(Plan, FixedLengthsMoveTheFiguresOfABatch) {

@@ -1,6 +1,6 @@
 // `opscope plan MODEL --device D --gpus N [--isl I --osl O] [--ttft-ms X] [--tpot-ms Y]
 // [--rate R] [--engine E] [--weights LIST] [--disagg] [--lengths varied|fixed]
-// [--speculative mtp:N --acceptance R] [--price USD]
+// [--speculative mtp:N|draft:N --acceptance R [--draft-model M]] [--price USD]
 // [--format ...] [-o FILE]`:
 // the best deployment under latency targets (issue 15; docs/plan.md).
 #include <memory>
@@ -19,7 +19,7 @@ namespace {
 
 struct PlanOptions {
   plan::PlanRequest request;
-  std::optional<std::string> model_type, weights, lengths, speculative;
+  std::optional<std::string> model_type, weights, lengths, speculative, draft_model;
   std::optional<double> acceptance;
   std::optional<double> ttft_ms, tpot_ms;
   std::string format = "text";
@@ -44,7 +44,8 @@ Result<int> RunPlanCommand(PlanOptions& o) {
     if (!fixed) return std::unexpected(fixed.error());
     r.fixed_lengths = *fixed;
   }
-  auto speculative = sweep::ParseSweepSpeculative(o.speculative, o.acceptance);
+  auto speculative =
+      sweep::ParseSweepSpeculative(o.speculative, o.acceptance, o.draft_model, true);
   if (!speculative) return std::unexpected(speculative.error());
   r.speculative = *speculative;
   r.page_grid = o.format == "html";
@@ -98,7 +99,8 @@ Command AddPlanCommand(CLI::App& root) {
                   "or 'fixed' (every request exactly --isl and --osl tokens, as a fixed-length "
                   "benchmark sends them; opscope llm --lengths fixed); predicted, aggregated only");
   AddSpeculativeOptions(*app, o->speculative, o->acceptance,
-                        "Predict every point (an engine profile's prediction) with");
+                        "Predict every point (an engine profile's prediction) with",
+                        &o->draft_model);
   app->add_option("--price", r.price_usd_per_gpu_hour,
                   "USD per device-hour for $/Mtoken (default: the device's list price over 3 years)");
   app->add_option("--max-batch", r.max_batch, "Sequences one replica runs at most")

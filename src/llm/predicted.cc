@@ -670,8 +670,9 @@ struct DraftModel {
   std::unique_ptr<Timer> timer;
 };
 
-Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target, int64_t tp,
-                                  const Engine& engine) {
+}  // namespace
+
+Result<Model> OpenDraftModel(const std::string& name, const Model& target) {
   const auto fail = [&](const std::string& why) {
     return MakeError("option '--draft-model': " + why);
   };
@@ -681,21 +682,32 @@ Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target
   // llama.cpp's tolerance (common/speculative.cpp, SPEC_VOCAB_MAX_SIZE_DIFFERENCE = 128: a
   // family's sizes pad differently, Qwen2.5-0.5B's 151,936 rows beside Qwen2.5-32B's 152,064).
   constexpr int64_t kMaxVocabDifference = 128;
-  const int64_t vocab = model->spec.vocab, target_vocab = target.build().model.spec.vocab;
+  const int64_t vocab = model->spec.vocab, target_vocab = target.spec.vocab;
   if (std::abs(vocab - target_vocab) > kMaxVocabDifference) {
     return fail(model->name + "'s vocabulary (" + std::to_string(vocab) + " tokens) is not " +
-                target.build().model.name + "'s (" + std::to_string(target_vocab) +
+                target.name + "'s (" + std::to_string(target_vocab) +
                 "): a draft model proposes the target's tokens");
   }
   // An EAGLE-3 head reads the target's hidden states: it is trained for one hidden size.
   const import::hf::Eagle3Spec& eagle3 = model->spec.eagle3;
-  const int64_t target_hidden = target.build().model.spec.hidden;
-  if (eagle3.aux > 0 && eagle3.target_hidden != target_hidden) {
+  if (eagle3.aux > 0 && eagle3.target_hidden != target.spec.hidden) {
     return fail(model->name + " is an EAGLE-3 head over hidden states of " +
-                std::to_string(eagle3.target_hidden) + ", and " + target.build().model.name +
-                "'s are " + std::to_string(target_hidden) + ": a head drafts for the model it "
-                "was trained on");
+                std::to_string(eagle3.target_hidden) + ", and " + target.name + "'s are " +
+                std::to_string(target.spec.hidden) + ": a head drafts for the model it was "
+                "trained on");
   }
+  return model;
+}
+
+namespace {
+
+Result<DraftModel> MakeDraftModel(const std::string& name, const Serving& target, int64_t tp,
+                                  const Engine& engine) {
+  const auto fail = [&](const std::string& why) {
+    return MakeError("option '--draft-model': " + why);
+  };
+  auto model = OpenDraftModel(name, target.build().model);
+  if (!model) return std::unexpected(model.error());
   DraftModel d;
   auto build = BuildModel(std::move(*model), RecipeOptions{});
   if (!build) return fail(build.error().message);
@@ -1120,6 +1132,22 @@ Result<Predicted> ServingPredictor::PredictFigures(const Workload& workload,
     }
   }
   return out;
+}
+
+Result<DrafterMemory> ServingPredictor::DrafterFit(int64_t memory_context, double mem_util,
+                                                   const ServingModes& modes) const {
+  const Serving& serving = state_->timer->serving();
+  if (!modes.speculative || !modes.speculative->draft_model) {
+    return MtpDrafterMemory(serving, memory_context, mem_util);
+  }
+  auto draft = DraftFor(&state_->drafts, *modes.speculative->draft_model, serving,
+                        serving.deployment().tp, state_->engine);
+  if (!draft) return std::unexpected(draft.error());
+  DrafterMemory m;
+  m.weight_bytes = (*draft)->serving->largest_share().weight_bytes;
+  m.bytes_per_seq = (*draft)->serving->StageBytesPerSeq(0, memory_context);
+  m.max_batch = serving.Fit(memory_context, mem_util, {m.weight_bytes, m.bytes_per_seq}).max_batch;
+  return m;
 }
 
 StageNodeTimer ServingPredictor::NodeTimer(size_t stage) const {

@@ -127,6 +127,12 @@ struct DrafterMemory {
   bool fits = false;           // the requests in flight fit (a decode worker's share of them)
 };
 
+// The draft model `name` (--draft-model: a preset, config.json or model folder; an EAGLE-3 head)
+// for `target`, opened and checked: the target's vocabulary (within llama.cpp's 128 rows of
+// padding) and, for an EAGLE-3 head, the hidden size it was trained on. Errors name
+// --draft-model.
+Result<Model> OpenDraftModel(const std::string& name, const Model& target);
+
 // The MTP modules' memory beside `serving`'s target and the fit with them at
 // `memory_context` tokens a sequence (what --speculative mtp:N reports; a planner's memory bound).
 Result<DrafterMemory> MtpDrafterMemory(const Serving& serving, int64_t memory_context,
@@ -272,6 +278,11 @@ class ServingPredictor {
                                           const DisaggWorkers* workers = nullptr) const;
   const std::string& engine() const;  // the profile's id
 
+  // The drafter `modes.speculative` names beside this deployment's target — its MTP modules,
+  // or the draft model deployed at its tp (once per predictor) — and the fit with it at
+  // `memory_context` tokens a sequence (a planner's memory bound; `fits` unset).
+  Result<DrafterMemory> DrafterFit(int64_t memory_context, double mem_util,
+                                   const ServingModes& modes) const;
   // The figures alone (step_time_s, tokens_per_s, ttft_s, tpot_s, e2e_s, dynamics — no
   // floors, node times, notes or error figures: a sweep's row), the steps of this deployment
   // from `source` where it says them. Equal to Predict's figures.

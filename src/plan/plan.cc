@@ -53,10 +53,6 @@ Result<void> CheckRequest(const PlanRequest& r) {
     return OptionError("--mem-util", "must be in (0, 1], got " + std::to_string(r.mem_util));
   }
   if (r.weights.empty()) return OptionError("--weights", "no values");
-  if (r.speculative && r.speculative->draft_model) {
-    return OptionError("--speculative", "the planner drafts with the model's MTP modules "
-                                        "(mtp:N); a draft model (draft:N) is predicted by opscope llm");
-  }
   if (r.fixed_lengths && r.disagg) {
     return OptionError("--lengths", "fixed lengths are modelled for aggregated serving, not with "
                                     "--disagg");
@@ -893,7 +889,12 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
   out.osl = request.osl;
   out.fixed_lengths = request.fixed_lengths;
   out.speculative = request.speculative;
-  if (request.speculative && model->spec.mtp.modules == 0) {
+  if (request.speculative && request.speculative->draft_model) {
+    // The draft's vocabulary (and an EAGLE-3 head's hidden size) checked once, here: a draft
+    // a split's tp cannot take only leaves that split without a batch.
+    auto draft = llm::OpenDraftModel(*request.speculative->draft_model, *model);
+    if (!draft) return std::unexpected(draft.error());
+  } else if (request.speculative && model->spec.mtp.modules == 0) {
     return OptionError("--speculative", model->name + " has no multi-token-prediction modules "
                                         "(num_nextn_predict_layers)");
   }
@@ -975,8 +976,12 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
             (request.speculative ? llm::SpeculativeArgs(*request.speculative) : std::string()));
     if (request.speculative && !p->hint.empty()) {
       const int64_t drafts = request.speculative->drafts;
-      p->hint += "  (with the engine's MTP speculative decoding, " + Str(drafts) +
-                 (drafts == 1 ? " draft token" : " draft tokens") + " a step)";
+      const std::optional<std::string>& draft = request.speculative->draft_model;
+      p->hint += "  (with the engine's " +
+                 (draft ? "speculative decoding drafting with " + *draft
+                        : std::string("MTP speculative decoding")) +
+                 ", " + Str(drafts) + (drafts == 1 ? " draft token" : " draft tokens") +
+                 " a step)";
     }
   }
   out.assumptions.push_back(
@@ -992,8 +997,12 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
   if (request.speculative) {
     out.assumptions.push_back(
         "speculative:" + llm::SpeculativeArgs(*request.speculative) + ": every point predicted "
-        "with the model's MTP modules drafting ('opscope llm --speculative'), their weights and "
-        "KV beside the target in each worker's memory fit");
+        "with " +
+        (request.speculative->draft_model
+             ? "the draft model drafting, deployed at each split's tp"
+             : std::string("the model's MTP modules drafting")) +
+        " ('opscope llm --speculative'), its weights and KV beside the target in each "
+        "worker's memory fit");
   }
   if (request.fixed_lengths) {
     out.assumptions.push_back(

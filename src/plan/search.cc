@@ -69,9 +69,12 @@ SplitEval::SplitEval(std::shared_ptr<const llm::Serving> serving,
 
 uint64_t SplitEval::FitBatch(int64_t context) const {
   if (!modes_.speculative) return serving_->Fit(context, mem_util_).max_batch;
-  // The module's projection in the model's dtype always sizes (an error would be a model the
-  // planner could not build): an unsized one holds nothing.
-  auto m = llm::MtpDrafterMemory(*serving_, context, mem_util_);
+  // The drafter beside the target: the MTP modules, or the draft model the predictor deploys
+  // at this split's tp. A drafter that cannot be sized or deployed here (an MTP projection
+  // the dtype cannot hold, a draft the tp cannot split) holds nothing: no batch fits, and the
+  // split's predictions name the reason.
+  auto m = predictor_ ? predictor_->DrafterFit(context, mem_util_, modes_)
+                      : llm::MtpDrafterMemory(*serving_, context, mem_util_);
   return m ? m->max_batch : 0;
 }
 

@@ -71,7 +71,7 @@ class SplitEval {
   int64_t devices() const { return serving_->deployment().devices; }
   int64_t Batch(int64_t s) const { return s * per_s_; }
   // The largest batch of the deployment memory holds at `context` tokens a sequence: Serving::Fit,
-  // with --speculative mtp:N the fit beside the MTP modules (llm::MtpDrafterMemory).
+  // with --speculative the fit beside the drafter (ServingPredictor::DrafterFit).
   uint64_t FitBatch(int64_t context) const;
   // The most sequences per device that memory holds at `context` tokens and the batch cap
   // allows (0: not even one).

@@ -237,7 +237,8 @@ PYBIND11_MODULE(_opscope, m) {
          std::optional<double> price, std::optional<std::string> activations,
          std::optional<std::string> kv_dtype, int64_t max_batch, double mem_util,
          std::optional<std::string> model_type, std::optional<std::string> lengths,
-         std::optional<std::string> speculative, std::optional<double> acceptance) {
+         std::optional<std::string> speculative, std::optional<double> acceptance,
+         std::optional<std::string> draft_model) {
         opscope::plan::PlanRequest r;
         r.model = std::move(model);
         r.parse.model_type = std::move(model_type);
@@ -262,14 +263,15 @@ PYBIND11_MODULE(_opscope, m) {
         r.max_batch = max_batch;
         r.mem_util = mem_util;
         if (lengths) r.fixed_lengths = Take(opscope::llm::ParseFixedLengths(*lengths));
-        r.speculative = Take(opscope::sweep::ParseSweepSpeculative(speculative, acceptance));
+        r.speculative = Take(
+            opscope::sweep::ParseSweepSpeculative(speculative, acceptance, draft_model, true));
         return Plan(std::move(r), weights);
       },
       py::kw_only(), py::arg("model"), py::arg("device"), py::arg("gpus"), py::arg("isl"),
       py::arg("osl"), py::arg("ttft_ms"), py::arg("tpot_ms"), py::arg("rate"), py::arg("engine"),
       py::arg("weights"), py::arg("disagg"), py::arg("price"), py::arg("activations"),
       py::arg("kv_dtype"), py::arg("max_batch"), py::arg("mem_util"), py::arg("model_type"),
-      py::arg("lengths"), py::arg("speculative"), py::arg("acceptance"));
+      py::arg("lengths"), py::arg("speculative"), py::arg("acceptance"), py::arg("draft_model"));
 
   m.def("devices", [] { return DeviceList(opscope::device::BuiltinDevices()); });
   m.def("presets", &Presets);

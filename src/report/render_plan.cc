@@ -61,7 +61,9 @@ std::string RenderPlanText(const PlanResult& r) {
   std::string out = "opscope plan: " + r.model + " on up to " + std::to_string(r.gpus) + " x " +
                     r.device + ", " + std::to_string(r.isl) + " in / " + std::to_string(r.osl) +
                     " out" + (r.fixed_lengths ? " (fixed lengths)" : "") +
-                    (r.speculative ? " with MTP speculative decoding (" +
+                    (r.speculative ? std::string(r.speculative->draft_model
+                                                     ? " with speculative decoding ("
+                                                     : " with MTP speculative decoding (") +
                                          llm::SpeculativeArgs(*r.speculative).substr(1) + ")"
                                    : std::string()) +
                     ", " +

@@ -318,7 +318,9 @@ std::string RenderPlanHtml(const PlanResult& r) {
   out += "<tr><th>request</th><td>" + std::to_string(r.isl) + " prompt tokens, " +
          std::to_string(r.osl) + " output tokens" +
          (r.fixed_lengths ? " each, exactly (fixed lengths)" : "") +
-         (r.speculative ? HtmlEscape("; MTP speculative decoding, " +
+         (r.speculative ? HtmlEscape(std::string(r.speculative->draft_model
+                                                     ? "; speculative decoding, "
+                                                     : "; MTP speculative decoding, ") +
                                      llm::SpeculativeArgs(*r.speculative).substr(1))
                         : std::string()) +
          "</td></tr>\n";

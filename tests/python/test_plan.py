@@ -26,6 +26,11 @@ PLAN_CASES = [
       "--engine", "sglang", "--max-batch", "16", "--speculative", "mtp:1", "--acceptance", "0.8"],
      dict(device="h200", gpus=8, isl=1024, osl=128, engine="sglang", max_batch=16,
           speculative="mtp:1", acceptance=0.8)),
+    (["qwen3-32b", "--device", "h200", "--gpus", "4", "--isl", "1024", "--osl", "128",
+      "--engine", "vllm", "--max-batch", "16", "--speculative", "draft:3", "--acceptance", "0.7",
+      "--draft-model", "qwen3-8b"],
+     dict(device="h200", gpus=4, isl=1024, osl=128, engine="vllm", max_batch=16,
+          speculative="draft:3", acceptance=0.7, draft_model="qwen3-8b")),
 ]
 
 

@@ -276,7 +276,7 @@ def presets():
 def plan(model, device="h100-sxm", gpus=8, isl=4096, osl=1024, *, ttft_ms=None, tpot_ms=None,
          rate=None, engine=None, weights=None, disagg=False, price=None, activations=None,
          kv_dtype=None, max_batch=512, mem_util=0.9, model_type=None, lengths=None,
-         speculative=None, acceptance=None):
+         speculative=None, acceptance=None, draft_model=None):
     """The best deployment under latency targets: ``opscope plan MODEL --format json``.
 
     gpus:             devices to deploy on (N); isl, osl: prompt and output tokens per request.
@@ -289,9 +289,11 @@ def plan(model, device="h100-sxm", gpus=8, isl=4096, osl=1024, *, ttft_ms=None, 
     lengths:          "varied" (None, the default) or "fixed": every request exactly isl and
                       osl tokens, as a fixed-length benchmark sends them (predicted,
                       aggregated points only; ``opscope plan --lengths fixed``).
-    speculative, acceptance: "mtp:N" and R: every point predicted with the model's MTP
-                      modules drafting, their memory in each worker's fit (predicted only;
-                      ``opscope plan --speculative mtp:N --acceptance R``).
+    speculative, acceptance, draft_model: "mtp:N" and R: every point predicted with the
+                      model's MTP modules drafting, or "draft:N" with draft_model (a preset,
+                      config.json or folder; an EAGLE-3 head too) drafting at each split's tp,
+                      the drafter's memory in each worker's fit (predicted only; ``opscope plan
+                      --speculative mtp:N|draft:N --acceptance R [--draft-model M]``).
 
     Returns the CLI's JSON document as dicts: {"schema_version", "plan": {"model", "device",
     "gpus", "isl", "osl", "targets", "rate", "engine", "estimate", "front": [points], "best",
@@ -309,4 +311,5 @@ def plan(model, device="h100-sxm", gpus=8, isl=4096, osl=1024, *, ttft_ms=None, 
         rate=rate, engine=None if engine is None else _path(engine), weights=weights,
         disagg=bool(disagg), price=price, activations=activations, kv_dtype=kv_dtype,
         max_batch=operator.index(max_batch), mem_util=mem_util, model_type=model_type,
-        lengths=lengths, speculative=speculative, acceptance=acceptance)
+        lengths=lengths, speculative=speculative, acceptance=acceptance,
+        draft_model=_path(draft_model))
