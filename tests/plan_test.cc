@@ -326,9 +326,29 @@ TEST(Plan, FixedLengthsSearchSeesPastATtftDip) {
   EXPECT_GE(largest_on_front, largest_meeting);
 }
 
-// Fixed lengths change what a point's requests wait for, so the front is not the varied one's:
-// at one split and batch with others in flight, the figures differ (the search really passes
-// the option on, not only the label).
+// A front point `p` of a plan with the speculative options `spec`: its reproduce command carries
+// them and gives the point's TTFT and TPOT, the drafter `drafter` (llm.predicted's
+// dynamics.speculative) and the point's memory bound as the fit beside it, which holds.
+void ExpectReproducedWithDrafter(simdjson::dom::element p, const std::string& spec,
+                                 std::string_view drafter) {
+  const std::string reproduce(p["reproduce"].get_string().value());
+  ASSERT_NE(reproduce.find(spec), std::string::npos) << reproduce;
+  std::vector<std::string> args = opscope::testing::Args(reproduce);
+  args.erase(args.begin());
+  args.insert(args.end(), {"--format", "json"});
+  const opscope::testing::Outcome llm = opscope::testing::RunOpscope(args);
+  ASSERT_EQ(llm.status, 0) << llm.err;
+  simdjson::dom::parser lp;
+  simdjson::dom::element pf = lp.parse(llm.out)["llm"]["predicted"];
+  EXPECT_EQ(pf["ttft_s"].get_double().value(), p["ttft_s"].get_double().value()) << reproduce;
+  EXPECT_EQ(pf["tpot_s"].get_double().value(), p["tpot_s"].get_double().value()) << reproduce;
+  EXPECT_EQ(std::string_view(pf["dynamics"]["speculative"].get_string().value()), drafter);
+  simdjson::dom::element memory = pf["dynamics"]["drafter_memory"];
+  EXPECT_TRUE(memory["fits"].get_bool().value()) << reproduce;
+  EXPECT_EQ(memory["max_batch"].get_int64().value(), p["max_batch"].get_int64().value())
+      << reproduce;
+}
+
 // --speculative mtp:N: every point is `opscope llm --speculative mtp:N`'s prediction (its
 // reproduce command carries the options and gives the same TTFT and TPOT, the batch fitting
 // beside the MTP module), the document names the drafter, and the planner refuses what it
@@ -346,21 +366,7 @@ TEST(Plan, SpeculativePointsEqualOpscopeLlmSpeculative) {
   EXPECT_EQ(plan["acceptance"].get_double().value(), 0.8);
   simdjson::dom::array front = plan["front"].get_array();
   ASSERT_GT(front.size(), 1u);
-  for (simdjson::dom::element p : front) {
-    const std::string reproduce(p["reproduce"].get_string().value());
-    ASSERT_NE(reproduce.find(spec), std::string::npos) << reproduce;
-    std::vector<std::string> args = opscope::testing::Args(reproduce);
-    args.erase(args.begin());
-    args.insert(args.end(), {"--format", "json"});
-    const opscope::testing::Outcome llm = opscope::testing::RunOpscope(args);
-    ASSERT_EQ(llm.status, 0) << llm.err;
-    simdjson::dom::parser lp;
-    simdjson::dom::element pf = lp.parse(llm.out)["llm"]["predicted"];
-    EXPECT_EQ(pf["ttft_s"].get_double().value(), p["ttft_s"].get_double().value()) << reproduce;
-    EXPECT_EQ(pf["tpot_s"].get_double().value(), p["tpot_s"].get_double().value()) << reproduce;
-    EXPECT_EQ(std::string_view(pf["dynamics"]["speculative"].get_string().value()), "mtp:1");
-    EXPECT_TRUE(pf["dynamics"]["drafter_memory"]["fits"].get_bool().value()) << reproduce;
-  }
+  for (simdjson::dom::element p : front) ExpectReproducedWithDrafter(p, spec, "mtp:1");
   for (const auto& [line, needle] : std::vector<std::pair<std::string, std::string>>{
            {"plan deepseek-v3 --device h200 --engine sglang --speculative draft:2 --acceptance "
             "0.7",
@@ -396,27 +402,10 @@ TEST(Plan, DraftModelPointsEqualOpscopeLlmSpeculative) {
   ASSERT_GT(front.size(), 1u);
   std::set<int64_t> tps;
   for (simdjson::dom::element p : front) {
-    const std::string reproduce(p["reproduce"].get_string().value());
-    ASSERT_NE(reproduce.find(spec), std::string::npos) << reproduce;
     EXPECT_NE(std::string(p["hint"].get_string().value()).find("drafting with qwen3-8b"),
               std::string::npos);
     tps.insert(p["tp"].get_int64().value());
-    std::vector<std::string> args = opscope::testing::Args(reproduce);
-    args.erase(args.begin());
-    args.insert(args.end(), {"--format", "json"});
-    const opscope::testing::Outcome llm = opscope::testing::RunOpscope(args);
-    ASSERT_EQ(llm.status, 0) << llm.err;
-    simdjson::dom::parser lp;
-    simdjson::dom::element pf = lp.parse(llm.out)["llm"]["predicted"];
-    EXPECT_EQ(pf["ttft_s"].get_double().value(), p["ttft_s"].get_double().value()) << reproduce;
-    EXPECT_EQ(pf["tpot_s"].get_double().value(), p["tpot_s"].get_double().value()) << reproduce;
-    EXPECT_EQ(std::string_view(pf["dynamics"]["speculative"].get_string().value()),
-              "draft:3 qwen3-8b");
-    EXPECT_TRUE(pf["dynamics"]["drafter_memory"]["fits"].get_bool().value()) << reproduce;
-    // The point's memory bound is the fit beside the draft at its tp.
-    EXPECT_EQ(pf["dynamics"]["drafter_memory"]["max_batch"].get_int64().value(),
-              p["max_batch"].get_int64().value())
-        << reproduce;
+    ExpectReproducedWithDrafter(p, spec, "draft:3 qwen3-8b");
   }
   EXPECT_GT(tps.size(), 1u);  // drafts deployed at more than one tp
   const opscope::testing::Outcome bad = opscope::testing::RunOpscope(opscope::testing::Args(
@@ -429,6 +418,9 @@ TEST(Plan, DraftModelPointsEqualOpscopeLlmSpeculative) {
       << bad.err;
 }
 
+// Fixed lengths change what a point's requests wait for, so the front is not the varied one's:
+// at one split and batch with others in flight, the figures differ (the search really passes
+// the option on, not only the label).
 TEST(Plan, FixedLengthsMoveTheFiguresOfABatch) {
   plan::PlanRequest r = Llama8b(1);
   r.engine = "vllm";

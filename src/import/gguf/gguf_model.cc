@@ -359,6 +359,24 @@ Result<void> ReadAttention(Context& c) {
   return {};
 }
 
+// The ssm.* keys llama.cpp's recurrent mixers share (their meanings differ per mixer).
+struct SsmKeys {
+  int64_t group_count, state_size, time_step_rank, inner_size, conv_kernel;
+};
+
+Result<SsmKeys> ReadSsmKeys(const Context& c) {
+  SsmKeys k{};
+  for (auto [suffix, value] : {std::pair{"ssm.group_count", &k.group_count},
+                               {"ssm.state_size", &k.state_size},
+                               {"ssm.time_step_rank", &k.time_step_rank},
+                               {"ssm.inner_size", &k.inner_size},
+                               {"ssm.conv_kernel", &k.conv_kernel}}) {
+    OPSCOPE_TRY(v, c.keys.Required(suffix));
+    *value = v;
+  }
+  return k;
+}
+
 // Mamba2 (nemotron_h, nemotron_h_moe): ssm.time_step_rank heads of ssm.inner_size / heads,
 // ssm.state_size, ssm.group_count groups, conv ssm.conv_kernel (the converter writes them from
 // mamba_num_heads, mamba_num_heads · mamba_head_dim, ssm_state_size, n_groups, conv_kernel);
@@ -366,11 +384,8 @@ Result<void> ReadAttention(Context& c) {
 Result<void> ReadMamba2(Context& c) {
   const std::vector<int64_t> mamba = c.LayersWith(Mixer::kMamba2);
   if (mamba.empty()) return {};
-  OPSCOPE_TRY(heads, c.keys.Required("ssm.time_step_rank"));
-  OPSCOPE_TRY(inner, c.keys.Required("ssm.inner_size"));
-  OPSCOPE_TRY(state, c.keys.Required("ssm.state_size"));
-  OPSCOPE_TRY(groups, c.keys.Required("ssm.group_count"));
-  OPSCOPE_TRY(kernel, c.keys.Required("ssm.conv_kernel"));
+  OPSCOPE_TRY(k, ReadSsmKeys(c));
+  const int64_t heads = k.time_step_rank, inner = k.inner_size, groups = k.group_count;
   if (inner % heads != 0) {
     return c.keys.Fail("ssm.inner_size", std::to_string(inner) + " is not a multiple of "
                                              "ssm.time_step_rank " + std::to_string(heads));
@@ -381,7 +396,7 @@ Result<void> ReadMamba2(Context& c) {
                                               " heads (ssm.time_step_rank)");
   }
   hf::Mamba2Spec& m = c.spec.mamba;
-  m = hf::Mamba2Spec{heads, inner / heads, state, groups, kernel};
+  m = hf::Mamba2Spec{heads, inner / heads, k.state_size, groups, k.conv_kernel};
   m.conv_bias = c.FirstOf(mamba, "ssm_conv1d.bias") != nullptr;
   m.proj_bias = c.FirstOf(mamba, "ssm_in.bias") != nullptr;
   c.spec.ssm_state_dtype = Format::kF32;
@@ -398,11 +413,8 @@ Result<void> ReadMamba2(Context& c) {
 // recurrent_type_r / recurrent_type_s), whatever the cache type of the attention layers.
 Result<void> ReadGatedDeltaNet(Context& c) {
   if (c.LayersWith(Mixer::kGatedDeltaNet).empty()) return {};
-  OPSCOPE_TRY(key_heads, c.keys.Required("ssm.group_count"));
-  OPSCOPE_TRY(key_dim, c.keys.Required("ssm.state_size"));
-  OPSCOPE_TRY(value_heads, c.keys.Required("ssm.time_step_rank"));
-  OPSCOPE_TRY(inner, c.keys.Required("ssm.inner_size"));
-  OPSCOPE_TRY(kernel, c.keys.Required("ssm.conv_kernel"));
+  OPSCOPE_TRY(k, ReadSsmKeys(c));
+  const int64_t key_heads = k.group_count, value_heads = k.time_step_rank, inner = k.inner_size;
   if (value_heads % key_heads != 0) {
     return c.keys.Fail("ssm.time_step_rank", std::to_string(value_heads) +
                                                  " value heads are not a multiple of "
@@ -412,7 +424,8 @@ Result<void> ReadGatedDeltaNet(Context& c) {
     return c.keys.Fail("ssm.inner_size", std::to_string(inner) + " is not a multiple of "
                                              "ssm.time_step_rank " + std::to_string(value_heads));
   }
-  c.spec.gdn = hf::GdnSpec{key_heads, value_heads, key_dim, inner / value_heads, kernel};
+  c.spec.gdn = hf::GdnSpec{key_heads, value_heads, k.state_size, inner / value_heads,
+                           k.conv_kernel};
   c.spec.ssm_state_dtype = Format::kF32;
   c.spec.assumptions.push_back("GGUF: GatedDeltaNet states in f32 (llama.cpp keeps recurrent "
                                "states in f32)");
