@@ -792,8 +792,7 @@ Result<DrafterMemory> MtpMemory(const Serving& s, int64_t memory_context) {
 // decode worker's under --disagg). `draft`: the draft model's deployment (draft:N); nullptr:
 // the MTP modules (mtp:N).
 Result<DrafterMemory> DrafterFit(const Serving& decoding, const Serving* draft,
-                                 const Workload& w) {
-  const int64_t memory_context = w.MemoryContext();
+                                 int64_t memory_context, double mem_util) {
   DrafterMemory m;
   if (draft != nullptr) {
     m.weight_bytes = draft->largest_share().weight_bytes;
@@ -804,7 +803,7 @@ Result<DrafterMemory> DrafterFit(const Serving& decoding, const Serving* draft,
     m = *mtp;
   }
   m.max_batch =
-      decoding.Fit(memory_context, w.mem_util, {m.weight_bytes, m.bytes_per_seq}).max_batch;
+      decoding.Fit(memory_context, mem_util, {m.weight_bytes, m.bytes_per_seq}).max_batch;
   return m;
 }
 
@@ -958,7 +957,8 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
     d->speculative = SpeculativeName(*o.speculative) +
                      (draft ? " " + draft->build->model.name : std::string());
     auto memory = DrafterFit(o.disagg ? workers.second->serving() : serving,
-                             draft ? draft->serving.get() : nullptr, w);
+                             draft ? draft->serving.get() : nullptr, w.MemoryContext(),
+                             w.mem_util);
     if (!memory) return std::unexpected(memory.error());
     // Under --disagg each decode worker holds its share of the requests in flight.
     const int64_t decoders = o.disagg ? std::max<int64_t>(1, o.disagg->decode_workers) : 1;
@@ -1138,16 +1138,12 @@ Result<DrafterMemory> ServingPredictor::DrafterFit(int64_t memory_context, doubl
                                                    const ServingModes& modes) const {
   const Serving& serving = state_->timer->serving();
   if (!modes.speculative || !modes.speculative->draft_model) {
-    return MtpDrafterMemory(serving, memory_context, mem_util);
+    return llm::DrafterFit(serving, nullptr, memory_context, mem_util);
   }
   auto draft = DraftFor(&state_->drafts, *modes.speculative->draft_model, serving,
                         serving.deployment().tp, state_->engine);
   if (!draft) return std::unexpected(draft.error());
-  DrafterMemory m;
-  m.weight_bytes = (*draft)->serving->largest_share().weight_bytes;
-  m.bytes_per_seq = (*draft)->serving->StageBytesPerSeq(0, memory_context);
-  m.max_batch = serving.Fit(memory_context, mem_util, {m.weight_bytes, m.bytes_per_seq}).max_batch;
-  return m;
+  return llm::DrafterFit(serving, (*draft)->serving.get(), memory_context, mem_util);
 }
 
 StageNodeTimer ServingPredictor::NodeTimer(size_t stage) const {
