@@ -141,6 +141,9 @@ TEST(HfEagle3, AHeadIsItsFcItsLayerOverTwiceTheHiddenAndItsDraftVocabulary) {
   EXPECT_EQ(ParseError(config + R"(, "eagle_config": {"eagle_aux_hidden_state_layer_ids": []}})"),
             "config.json: field 'eagle_config.eagle_aux_hidden_state_layer_ids': lists 0 layers "
             "(expected 1 to 1024)");
+  EXPECT_EQ(ParseError(config + R"(, "use_sliding_window": true})"),
+            "config.json: field 'use_sliding_window': true, but the engines' EAGLE-3 drafter (a "
+            "Llama layer) attends over the whole context");
   EXPECT_EQ(ParseError(config + R"(, "target_hidden_size": -4})"),
             "config.json: field 'target_hidden_size': -4 is not a hidden size");
   // A draft vocabulary larger than the target's, or a head tied to an embedding it lacks.
@@ -151,6 +154,43 @@ TEST(HfEagle3, AHeadIsItsFcItsLayerOverTwiceTheHiddenAndItsDraftVocabulary) {
                        "}")
                 .rfind("config.json: field 'tie_word_embeddings': true, but an EAGLE-3 head", 0),
             0u);
+}
+
+// Two real EAGLE-3 heads (SpecForge's configs, tests/fixtures/hf/SOURCES.md): parameters in
+// closed form — fc aux · H_target · H, q/k/v over 2H, o_proj, the SwiGLU MLP, the draft
+// vocabulary's LM head, four norms (input, hidden, FFN, final) — and the Qwen head's
+// sliding-window fields (off) read, not refused.
+TEST(HfEagle3, SpecForgeHeadsHaveTheirClosedFormParameters) {
+  struct Head {
+    const char* file;
+    uint64_t hidden, q_width, kv_width, ffn;
+  };
+  for (const Head& c : {Head{"eagle3-qwen3-32b.json", 5120, 64 * 80, 8 * 80, 25600},
+                        Head{"eagle3-deepseek-v3.json", 7168, 56 * 128, 8 * 128, 40960}}) {
+    const std::string path = std::string(OPSCOPE_SOURCE_DIR) + "/tests/fixtures/hf/" + c.file;
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto spec = ParseHfConfig(text.str(), path);
+    ASSERT_TRUE(spec) << spec.error().message;
+    EXPECT_EQ(spec->eagle3.aux, 3) << c.file;
+    EXPECT_EQ(spec->eagle3.draft_vocab, 32000) << c.file;
+    auto recipe = ResolveRecipe(*spec, {});
+    ASSERT_TRUE(recipe);
+    auto step = BuildStepGraph(*spec, *recipe);
+    ASSERT_TRUE(step) << step.error().message;
+    uint64_t params = 0;
+    for (const ir::Tensor& t : step->graph.tensors) {
+      if (t.role != ir::Role::kWeight) continue;
+      uint64_t n = 1;
+      for (const expr::Expr& d : t.shape) n *= static_cast<uint64_t>(d.constant());
+      params += n;
+    }
+    const uint64_t h = c.hidden;
+    EXPECT_EQ(params, 3 * h * h + (c.q_width + 2 * c.kv_width) * 2 * h + c.q_width * h +
+                          3 * h * c.ffn + 32000 * h + 4 * h)
+        << c.file;
+  }
 }
 
 TEST(HfUnreadFields, OrdinaryFieldsStayQuietAndOthersAreListed) {

@@ -563,6 +563,17 @@ Result<void> ReadEagle3(const ConfigObject& text, ModelSpec& spec) {
         "tie_word_embeddings", "true, but an EAGLE-3 head's LM head (draft_vocab_size rows) is "
                                "its own, not the target's embedding"));
   }
+  // Heads trained for a Qwen target carry its sliding-window fields (SpecForge's Qwen3
+  // configs: use_sliding_window false, max_window_layers); the Llama drafter the engines run
+  // has no sliding window, so a head that asks for one is refused, and otherwise
+  // max_window_layers places nothing.
+  OPSCOPE_TRY(sliding, text.Bool("use_sliding_window"));
+  if (sliding && *sliding) {
+    return std::unexpected(text.FieldError(
+        "use_sliding_window", "true, but the engines' EAGLE-3 drafter (a Llama layer) attends "
+                              "over the whole context"));
+  }
+  text.MarkRead("max_window_layers");
   spec.assumptions.push_back(
       "EAGLE-3 draft head: fc [" + std::to_string(e.aux) + " x " +
       std::to_string(e.target_hidden) + " -> " + std::to_string(spec.hidden) +
