@@ -398,6 +398,7 @@ TEST(Plan, DraftModelPointsEqualOpscopeLlmSpeculative) {
   simdjson::dom::parser parser;
   simdjson::dom::element plan = parser.parse(o.out)["plan"];
   EXPECT_EQ(std::string_view(plan["speculative"].get_string().value()), "draft:3");
+  EXPECT_EQ(std::string_view(plan["draft_model"].get_string().value()), "qwen3-8b");
   simdjson::dom::array front = plan["front"].get_array();
   ASSERT_GT(front.size(), 1u);
   std::set<int64_t> tps;

@@ -228,9 +228,16 @@ std::string RenderPlanJson(const PlanResult& r) {
   if (r.speculative) {
     w.Key("speculative").Value(llm::SpeculativeName(*r.speculative));
     w.Key("acceptance").Value(r.speculative->acceptance);
+    w.Key("draft_model");
+    if (r.speculative->draft_model) {
+      w.Value(*r.speculative->draft_model);
+    } else {
+      w.Null();
+    }
   } else {
     w.Key("speculative").Null();
     w.Key("acceptance").Null();
+    w.Key("draft_model").Null();
   }
   w.Key("targets").BeginObject();
   w.Key("ttft_s").Value(r.targets.ttft_s);

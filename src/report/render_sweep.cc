@@ -281,6 +281,11 @@ std::string RenderSweepJson(const SweepResult& rep) {
   w.Key("model").Value(rep.model);
   w.Key("phase").Value(llm::PhaseName(rep.phase));
   if (rep.engine) w.Key("engine").Value(*rep.engine);  // --engine
+  if (const auto& s = rep.speculative_options) {  // --speculative, --acceptance, --draft-model
+    w.Key("speculative").Value(llm::SpeculativeName(*s));
+    w.Key("acceptance").Value(s->acceptance);
+    if (s->draft_model) w.Key("draft_model").Value(*s->draft_model);
+  }
   w.Key("points").BeginArray();
   const SweepServing kStep;  // a result built without servings (by hand): single steps
   for (size_t i = 0; i < rep.rows.size(); ++i) {

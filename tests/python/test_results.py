@@ -142,9 +142,13 @@ def test_draft_model_sweep_equals_the_cli():
     args = ["qwen3-32b", "--batch", "1,16", "--context", "1024", "--device", "h200", "--tp",
             "1,2", "--osl", "128", "--engine", "vllm", "--speculative", "draft:3",
             "--acceptance", "0.7", "--draft-model", "qwen3-8b"]
-    points = opscope.sweep("qwen3-32b", batch=[1, 16], context=1024, device="h200", tp=[1, 2],
+    result = opscope.sweep("qwen3-32b", batch=[1, 16], context=1024, device="h200", tp=[1, 2],
                            osl=128, engine="vllm", speculative="draft:3", acceptance=0.7,
-                           draft_model="qwen3-8b")["points"]
+                           draft_model="qwen3-8b")
+    # The document says what drafted, as the command line's does.
+    assert (result["speculative"], result["acceptance"], result["draft_model"]) == \
+        ("draft:3", 0.7, "qwen3-8b")
+    points = result["points"]
     expected = cli_json("sweep", "llm", *args)["points"]
     assert len(points) == len(expected) == 4
     for (_, row), want in zip(points.iterrows(), expected):
