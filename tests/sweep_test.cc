@@ -570,7 +570,7 @@ TEST(RunSweep, DraftModelRowsEqualLlmPredicted) {
   auto rep = RunSweep(s);
   ASSERT_TRUE(rep) << rep.error().message;
   ASSERT_EQ(rep->rows.size(), 4u);
-  EXPECT_TRUE(rep->speculative);
+  EXPECT_TRUE(rep->speculative.has_value());
   for (size_t i = 0; i < rep->rows.size(); ++i) {
     const SweepRow& row = rep->rows[i];
     const llm::Predicted want = PredictedAt(model, s, *rep, row);
@@ -589,11 +589,11 @@ TEST(RunSweep, DraftModelRowsEqualLlmPredicted) {
   EXPECT_EQ(refused.error().message.rfind("option '--draft-model': llama-3.1-8b's vocabulary", 0),
             0u)
       << refused.error().message;
-  EXPECT_EQ(ParseSweepSpeculative(std::string("draft:2"), 0.5, std::nullopt, true)
+  EXPECT_EQ(llm::ParseSpeculativeOptions(std::string("draft:2"), 0.5, std::nullopt)
                 .error()
                 .message.rfind("option '--speculative': draft:N needs the draft model", 0),
             0u);
-  auto parsed = ParseSweepSpeculative(std::string("draft:2"), 0.5, "qwen3-8b", true);
+  auto parsed = llm::ParseSpeculativeOptions(std::string("draft:2"), 0.5, "qwen3-8b");
   ASSERT_TRUE(parsed && *parsed);
   EXPECT_EQ((*parsed)->draft_model, std::optional<std::string>("qwen3-8b"));
 }
@@ -616,12 +616,12 @@ TEST(RunSweep, SpeculativeRowsEqualLlmPredicted) {
   auto rep = RunSweep(s);
   ASSERT_TRUE(rep) << rep.error().message;
   ASSERT_EQ(rep->rows.size(), 4u);
-  EXPECT_TRUE(rep->speculative);
+  EXPECT_TRUE(rep->speculative.has_value());
   SweepSpec plain = s;
   plain.speculative.reset();
   auto base = RunSweep(plain);
   ASSERT_TRUE(base) << base.error().message;
-  EXPECT_FALSE(base->speculative);
+  EXPECT_FALSE(base->speculative.has_value());
   for (size_t i = 0; i < rep->rows.size(); ++i) {
     const SweepRow& row = rep->rows[i];
     const llm::Predicted want = PredictedAt(model, s, *rep, row);
@@ -645,16 +645,19 @@ TEST(RunSweep, SpeculativeRowsEqualLlmPredicted) {
             std::string::npos);
   EXPECT_NE(error([](SweepSpec& b) { b.engine.reset(); }).find("give --engine E"),
             std::string::npos);
-  // Without a --draft-model to take (the planner's parse), draft:N is refused.
-  EXPECT_EQ(ParseSweepSpeculative(std::string("draft:2"), 0.5).error().message.rfind(
-                "option '--speculative': only mtp:N (the model's MTP modules)", 0),
+  // Without a --draft-model, draft:N is refused.
+  EXPECT_EQ(llm::ParseSpeculativeOptions(std::string("draft:2"), 0.5, std::nullopt)
+                .error()
+                .message.rfind("option '--speculative': draft:N needs the draft model", 0),
             0u);
-  EXPECT_EQ(ParseSweepSpeculative(std::string("mtp:2"), std::nullopt).error().message,
+  EXPECT_EQ(llm::ParseSpeculativeOptions(std::string("mtp:2"), std::nullopt, std::nullopt)
+                .error()
+                .message,
             "option '--speculative': needs --acceptance R");
-  EXPECT_EQ(ParseSweepSpeculative(std::nullopt, 0.5).error().message,
-            "option '--acceptance': only with --speculative mtp:N");
-  EXPECT_FALSE(*ParseSweepSpeculative(std::nullopt, std::nullopt));
-  auto parsed = ParseSweepSpeculative(std::string("mtp:3"), 0.6);
+  EXPECT_EQ(llm::ParseSpeculativeOptions(std::nullopt, 0.5, std::nullopt).error().message,
+            "option '--acceptance': only with --speculative mtp:N or draft:N");
+  EXPECT_FALSE(*llm::ParseSpeculativeOptions(std::nullopt, std::nullopt, std::nullopt));
+  auto parsed = llm::ParseSpeculativeOptions(std::string("mtp:3"), 0.6, std::nullopt);
   ASSERT_TRUE(parsed && *parsed);
   EXPECT_EQ((*parsed)->drafts, 3);
   // A model without MTP modules is refused by the prediction, naming the option.

@@ -14,23 +14,17 @@
 namespace opscope::cli {
 
 void AddSpeculativeOptions(CLI::App& app, std::optional<std::string>& speculative,
-                           std::optional<double>& acceptance, const std::string& what,
-                           std::optional<std::string>* draft_model) {
+                           std::optional<double>& acceptance, std::optional<std::string>& draft_model,
+                           const std::string& what) {
   app.add_option("--speculative", speculative,
-                 what + (draft_model != nullptr
-                             ? ": speculative decoding, mtp:N draft tokens from the model's MTP "
-                               "modules or draft:N from --draft-model (opscope llm "
-                               "--speculative), the drafter's memory in the fit"
-                             : ": speculative decoding, mtp:N draft tokens from the model's MTP "
-                               "modules (opscope llm --speculative; a draft model is opscope "
-                               "llm's), their memory in the fit"));
+                 what + ": speculative decoding, mtp:N draft tokens from the model's MTP modules "
+                        "or draft:N from --draft-model (opscope llm --speculative), the drafter's "
+                        "memory in the fit");
   app.add_option("--acceptance", acceptance,
                  "With --speculative: probability each draft token is accepted, in [0, 1]");
-  if (draft_model != nullptr) {
-    app.add_option("--draft-model", *draft_model,
-                   "With --speculative draft:N: the draft model (preset, config.json or model "
-                   "folder; an EAGLE-3 head too), deployed once per deployment of the target");
-  }
+  app.add_option("--draft-model", draft_model,
+                 "With --speculative draft:N: the draft model (preset, config.json or model "
+                 "folder; an EAGLE-3 head too), deployed once per deployment of the target");
 }
 
 void AddOutputOptions(CLI::App& app, OutputOptions& options) {

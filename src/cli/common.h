@@ -28,12 +28,11 @@ struct OutputOptions {
 // Adds --format (the names of report::ReportFormats()), --top, -o/--output and --strict.
 void AddOutputOptions(CLI::App& app, OutputOptions& options);
 
-// Adds --speculative (`what` it does here), --acceptance and, given `draft_model`,
-// --draft-model (draft:N's draft; without it draft:N is opscope llm's), as
-// sweep::ParseSweepSpeculative reads them.
+// Adds --speculative (`what` it does here), --acceptance and --draft-model, as
+// llm::ParseSpeculativeOptions reads them (opscope sweep llm, opscope plan).
 void AddSpeculativeOptions(CLI::App& app, std::optional<std::string>& speculative,
-                           std::optional<double>& acceptance, const std::string& what,
-                           std::optional<std::string>* draft_model = nullptr);
+                           std::optional<double>& acceptance, std::optional<std::string>& draft_model,
+                           const std::string& what);
 
 // What renderers may use of where the text goes: colour only on a terminal, never with
 // NO_COLOR.

@@ -45,7 +45,7 @@ Result<int> RunPlanCommand(PlanOptions& o) {
     r.fixed_lengths = *fixed;
   }
   auto speculative =
-      sweep::ParseSweepSpeculative(o.speculative, o.acceptance, o.draft_model, true);
+      llm::ParseSpeculativeOptions(o.speculative, o.acceptance, o.draft_model);
   if (!speculative) return std::unexpected(speculative.error());
   r.speculative = *speculative;
   r.page_grid = o.format == "html";
@@ -98,9 +98,8 @@ Command AddPlanCommand(CLI::App& root) {
                   "'varied' (default: requests' lengths differ, their steps spread over the loop) "
                   "or 'fixed' (every request exactly --isl and --osl tokens, as a fixed-length "
                   "benchmark sends them; opscope llm --lengths fixed); predicted, aggregated only");
-  AddSpeculativeOptions(*app, o->speculative, o->acceptance,
-                        "Predict every point (an engine profile's prediction) with",
-                        &o->draft_model);
+  AddSpeculativeOptions(*app, o->speculative, o->acceptance, o->draft_model,
+                        "Predict every point (an engine profile's prediction) with");
   app->add_option("--price", r.price_usd_per_gpu_hour,
                   "USD per device-hour for $/Mtoken (default: the device's list price over 3 years)");
   app->add_option("--max-batch", r.max_batch, "Sequences one replica runs at most")

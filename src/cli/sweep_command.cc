@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "llm/predicted.h"
 #include "report/formats.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_list.h"
@@ -104,7 +105,7 @@ Result<sweep::SweepRequest> ParseAxes(const SweepOptions& o) {
     r.fixed_lengths = *fixed;
   }
   auto speculative =
-      sweep::ParseSweepSpeculative(o.speculative, o.acceptance, o.draft_model, true);
+      llm::ParseSpeculativeOptions(o.speculative, o.acceptance, o.draft_model);
   if (!speculative) return std::unexpected(speculative.error());
   r.speculative = *speculative;
   if (o.weights) {
@@ -197,8 +198,8 @@ Command AddSweepCommand(CLI::App& root) {
                   "With --engine and --gen-len: 'varied' (default) or 'fixed' (every request "
                   "exactly its prompt and output length, as a fixed-length benchmark sends them; "
                   "opscope llm --lengths)");
-  AddSpeculativeOptions(*app, o->speculative, o->acceptance,
-                        "With --engine and --gen-len, predict every point with", &o->draft_model);
+  AddSpeculativeOptions(*app, o->speculative, o->acceptance, o->draft_model,
+                        "With --engine and --gen-len, predict every point with");
   app->add_option("--mem-util", o->grid.mem_util, "Fraction of device memory for weights + KV + state")
       ->capture_default_str();
   app->add_option("--tp", o->tp, "Tensor-parallel degrees: LIST (default 1)");

@@ -595,18 +595,13 @@ Result<Speculative> ParseSpeculative(std::string_view text, double acceptance,
 
 Result<std::optional<Speculative>> ParseSpeculativeOptions(
     const std::optional<std::string>& text, std::optional<double> acceptance,
-    const std::optional<std::string>& draft_model, bool draft_models) {
+    const std::optional<std::string>& draft_model) {
   if (text.has_value() != acceptance.has_value()) {
     return MakeError(text ? "option '--speculative': needs --acceptance R"
-                          : std::string("option '--acceptance': only with --speculative mtp:N") +
-                                (draft_models ? " or draft:N" : ""));
+                          : "option '--acceptance': only with --speculative mtp:N or draft:N");
   }
   if (draft_model && !text) return MakeError("option '--draft-model': only with --speculative draft:N");
   if (!text) return std::nullopt;
-  if (!draft_models && text->starts_with("draft:")) {
-    return MakeError("option '--speculative': only mtp:N (the model's MTP modules) over many "
-                     "points; a draft model (draft:N --draft-model M) is predicted by opscope llm");
-  }
   auto speculative = ParseSpeculative(*text, *acceptance, draft_model);
   if (!speculative) return std::unexpected(speculative.error());
   return *speculative;
@@ -1203,7 +1198,7 @@ Result<PredictOptions> ParsePredictOptions(const PredictTexts& texts) {
                      "': only with --disagg P:D");
   }
   auto speculative =
-      ParseSpeculativeOptions(texts.speculative, texts.acceptance, texts.draft_model, true);
+      ParseSpeculativeOptions(texts.speculative, texts.acceptance, texts.draft_model);
   if (!speculative) return std::unexpected(speculative.error());
   options.speculative = *speculative;
   if (texts.lengths) {

@@ -51,13 +51,12 @@ struct Speculative {
 Result<Speculative> ParseSpeculative(std::string_view text, double acceptance,
                                      std::optional<std::string> draft_model = std::nullopt);
 
-// The --speculative, --acceptance and --draft-model options together: nullopt without them;
-// each without its partner an error naming it. `draft_models`: whether draft:N is taken
-// (opscope llm) or refused, over many points (a sweep, a plan: MakeDraftModel would open and
-// deploy the draft at every point).
+// The --speculative, --acceptance and --draft-model options together (opscope llm, sweep llm,
+// plan and their Python calls): nullopt without them; each without its partner an error naming
+// it.
 Result<std::optional<Speculative>> ParseSpeculativeOptions(
     const std::optional<std::string>& text, std::optional<double> acceptance,
-    const std::optional<std::string>& draft_model, bool draft_models);
+    const std::optional<std::string>& draft_model);
 
 // "mtp:N" or "draft:N": the drafter as --speculative names it.
 std::string SpeculativeName(const Speculative& s);

@@ -66,9 +66,10 @@ struct PlanRequest {
   // sends them (`opscope llm --lengths fixed`: requests that start together share prefill
   // steps). A prediction of the serving loop: an engine profile's, aggregated points only.
   bool fixed_lengths = false;
-  // --speculative mtp:N --acceptance R: every point predicted with the model's MTP modules
-  // drafting (`opscope llm --speculative mtp:N`), their memory in each worker's fit. A
-  // prediction of the serving loop: an engine profile's; draft models are opscope llm's.
+  // --speculative mtp:N | draft:N --acceptance R [--draft-model M]: every point predicted with
+  // the model's MTP modules or the draft model drafting (`opscope llm --speculative`), the
+  // drafter's memory in each worker's fit. A prediction of the serving loop: an engine
+  // profile's.
   std::optional<llm::Speculative> speculative;
   std::optional<double> price_usd_per_gpu_hour;  // --price; else the device's list price
   int64_t max_batch = 512;         // sequences one replica runs at most (engines cap it too)

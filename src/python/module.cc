@@ -217,8 +217,8 @@ PYBIND11_MODULE(_opscope, m) {
         r.micro_batches = micro_batches;
         r.engine = std::move(engine);
         if (lengths) r.fixed_lengths = Take(opscope::llm::ParseFixedLengths(*lengths));
-        r.speculative = Take(
-            opscope::sweep::ParseSweepSpeculative(speculative, acceptance, draft_model, true));
+        r.speculative =
+            Take(opscope::llm::ParseSpeculativeOptions(speculative, acceptance, draft_model));
         return Sweep(r);
       },
       py::kw_only(), py::arg("model"), py::arg("batch"), py::arg("context"), py::arg("device"),
@@ -263,8 +263,8 @@ PYBIND11_MODULE(_opscope, m) {
         r.max_batch = max_batch;
         r.mem_util = mem_util;
         if (lengths) r.fixed_lengths = Take(opscope::llm::ParseFixedLengths(*lengths));
-        r.speculative = Take(
-            opscope::sweep::ParseSweepSpeculative(speculative, acceptance, draft_model, true));
+        r.speculative =
+            Take(opscope::llm::ParseSpeculativeOptions(speculative, acceptance, draft_model));
         return Plan(std::move(r), weights);
       },
       py::kw_only(), py::arg("model"), py::arg("device"), py::arg("gpus"), py::arg("isl"),

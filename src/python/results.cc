@@ -219,7 +219,7 @@ py::dict PointColumns(const sweep::SweepResult& rep, const std::vector<sweep::Sw
     if (rep.disagg) {
       c.AddOptional("predicted_kv_transfer_s", [&](size_t i) { return q[i].kv_transfer_s; });
     }
-    if (rep.speculative) {  // speculative=: the fit with the MTP module
+    if (rep.speculative) {  // speculative=: the fit with the drafter beside the target
       c.Add<int64_t>("predicted_max_batch", [&](size_t i) {
         return static_cast<int64_t>(q[i].drafter_max_batch);
       });

@@ -281,7 +281,7 @@ std::string RenderSweepJson(const SweepResult& rep) {
   w.Key("model").Value(rep.model);
   w.Key("phase").Value(llm::PhaseName(rep.phase));
   if (rep.engine) w.Key("engine").Value(*rep.engine);  // --engine
-  if (const auto& s = rep.speculative_options) {  // --speculative, --acceptance, --draft-model
+  if (const auto& s = rep.speculative) {  // --speculative, --acceptance, --draft-model
     w.Key("speculative").Value(llm::SpeculativeName(*s));
     w.Key("acceptance").Value(s->acceptance);
     if (s->draft_model) w.Key("draft_model").Value(*s->draft_model);

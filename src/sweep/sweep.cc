@@ -535,8 +535,7 @@ class Sweeper {
     for (const device::Device& d : spec_.devices) rep_.devices.push_back(d.name);
     rep_.servings = Servings(spec_);
     rep_.disagg = !spec_.disaggs.empty();
-    rep_.speculative = spec_.speculative.has_value();
-    rep_.speculative_options = spec_.speculative;
+    rep_.speculative = spec_.speculative;
     const uint64_t grid = Axis(spec_.tps) * Axis(spec_.eps) * Axis(spec_.pps) *
                           Axis(spec_.dp_attentions) * rep_.servings.size();
     per_grid_ = static_cast<uint64_t>(spec_.batches.size()) * spec_.contexts.size();

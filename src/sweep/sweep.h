@@ -84,9 +84,8 @@ struct SweepResult {
   std::vector<SweepDeployment> deployments;
   std::vector<SweepServing> servings;  // the grid's output lengths × disaggregation splits
   bool disagg = false;                 // --disagg was given: rows name their split
-  bool speculative = false;            // --speculative was given: rows give the drafter's fit
-  // --speculative's drafter ("mtp:N", "draft:N"), --acceptance and --draft-model, as given.
-  std::optional<llm::Speculative> speculative_options;
+  // --speculative, --acceptance and --draft-model as given: rows give the drafter's fit.
+  std::optional<llm::Speculative> speculative;
   std::vector<SweepRow> rows;
   // With --engine: the engine's id and each point's prediction, parallel to `rows` (empty
   // without --engine).

@@ -107,10 +107,4 @@ Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view
   return out;
 }
 
-Result<std::optional<llm::Speculative>> ParseSweepSpeculative(
-    const std::optional<std::string>& text, std::optional<double> acceptance,
-    const std::optional<std::string>& draft_model, bool draft_models) {
-  return llm::ParseSpeculativeOptions(text, acceptance, draft_model, draft_models);
-}
-
 }  // namespace opscope::sweep

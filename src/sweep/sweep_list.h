@@ -26,11 +26,4 @@ Result<std::vector<std::string>> ParseNameList(std::string_view option, std::str
 // --disagg and quote the item; an item listed twice is an error.
 Result<std::vector<std::optional<llm::Disagg>>> ParseDisaggList(std::string_view text);
 
-// --speculative with --acceptance R over many points (a sweep, a plan):
-// llm::ParseSpeculativeOptions. `draft_models`: the caller takes --draft-model (`draft_model`;
-// a sweep, whose predictors deploy the draft once each); false refuses draft:N (a plan).
-Result<std::optional<llm::Speculative>> ParseSweepSpeculative(
-    const std::optional<std::string>& text, std::optional<double> acceptance,
-    const std::optional<std::string>& draft_model = std::nullopt, bool draft_models = false);
-
 }  // namespace opscope::sweep
