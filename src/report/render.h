@@ -79,5 +79,8 @@ std::string RenderPlanHtml(const plan::PlanResult& result);
 std::string PlanConfigLabel(const plan::PlanPoint& point);
 // "TTFT <= 2.00 s, TPOT <= 50.0 ms".
 std::string PlanTargetsText(const plan::PlanResult& result);
+// "MTP speculative decoding (--speculative mtp:1 --acceptance 0.8)", or "speculative decoding
+// (... --draft-model M)" with a draft model; empty without --speculative.
+std::string PlanSpeculativeText(const plan::PlanResult& result);
 
 }  // namespace opscope::report

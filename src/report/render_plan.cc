@@ -57,15 +57,18 @@ std::string PlanTargetsText(const PlanResult& r) {
   return t;
 }
 
+std::string PlanSpeculativeText(const PlanResult& r) {
+  if (!r.speculative) return "";
+  return std::string(r.speculative->draft_model ? "speculative decoding ("
+                                                : "MTP speculative decoding (") +
+         llm::SpeculativeArgs(*r.speculative).substr(1) + ")";
+}
+
 std::string RenderPlanText(const PlanResult& r) {
   std::string out = "opscope plan: " + r.model + " on up to " + std::to_string(r.gpus) + " x " +
                     r.device + ", " + std::to_string(r.isl) + " in / " + std::to_string(r.osl) +
                     " out" + (r.fixed_lengths ? " (fixed lengths)" : "") +
-                    (r.speculative ? std::string(r.speculative->draft_model
-                                                     ? " with speculative decoding ("
-                                                     : " with MTP speculative decoding (") +
-                                         llm::SpeculativeArgs(*r.speculative).substr(1) + ")"
-                                   : std::string()) +
+                    (r.speculative ? " with " + PlanSpeculativeText(r) : std::string()) +
                     ", " +
                     PlanTargetsText(r) + "\n";
   out += "estimate: " + r.estimate +

@@ -318,11 +318,7 @@ std::string RenderPlanHtml(const PlanResult& r) {
   out += "<tr><th>request</th><td>" + std::to_string(r.isl) + " prompt tokens, " +
          std::to_string(r.osl) + " output tokens" +
          (r.fixed_lengths ? " each, exactly (fixed lengths)" : "") +
-         (r.speculative ? HtmlEscape(std::string(r.speculative->draft_model
-                                                     ? "; speculative decoding, "
-                                                     : "; MTP speculative decoding, ") +
-                                     llm::SpeculativeArgs(*r.speculative).substr(1))
-                        : std::string()) +
+         (r.speculative ? HtmlEscape("; " + PlanSpeculativeText(r)) : std::string()) +
          "</td></tr>\n";
   out += "<tr><th>targets</th><td>" + HtmlEscape(PlanTargetsText(r)) + "</td></tr>\n";
   out += "<tr><th>estimate</th><td>" + HtmlEscape(r.estimate) + "; " +
