@@ -419,6 +419,51 @@ TEST(Plan, DraftModelPointsEqualOpscopeLlmSpeculative) {
       << bad.err;
 }
 
+// The CSV says what drafted on every record, in its last three columns (speculative,
+// acceptance, draft_model): the draft model's name with draft:N, nothing with mtp:N.
+TEST(Plan, CsvRecordsNameTheDrafter) {
+  auto last_three = [](const std::string& csv) {
+    std::vector<std::vector<std::string>> records;
+    size_t start = 0;
+    while (start < csv.size()) {
+      size_t end = csv.find('\n', start);
+      if (end == std::string::npos) end = csv.size();
+      const std::string line = csv.substr(start, end - start);
+      start = end + 1;
+      if (line.empty()) continue;
+      std::vector<std::string> fields;
+      size_t from = line.size();
+      for (int i = 0; i < 3; ++i) {  // the last three fields, right to left
+        const size_t comma = from == 0 ? std::string::npos : line.rfind(',', from - 1);
+        const size_t begin = comma == std::string::npos ? 0 : comma + 1;
+        fields.insert(fields.begin(), line.substr(begin, from - begin));
+        from = comma == std::string::npos ? 0 : comma;
+      }
+      records.push_back(fields);
+    }
+    return records;
+  };
+  const opscope::testing::Outcome draft = opscope::testing::RunOpscope(opscope::testing::Args(
+      "plan qwen3-32b --device h200 --gpus 2 --isl 1024 --osl 128 --engine vllm --max-batch 8 "
+      "--format csv --speculative draft:3 --acceptance 0.7 --draft-model qwen3-8b"));
+  ASSERT_EQ(draft.status, 0) << draft.err;
+  const auto with_draft = last_three(draft.out);
+  ASSERT_GT(with_draft.size(), 1u);  // the header and at least one front point
+  EXPECT_EQ(with_draft[0], (std::vector<std::string>{"speculative", "acceptance", "draft_model"}));
+  for (size_t i = 1; i < with_draft.size(); ++i) {
+    EXPECT_EQ(with_draft[i], (std::vector<std::string>{"draft:3", "0.7", "qwen3-8b"}));
+  }
+  const opscope::testing::Outcome mtp = opscope::testing::RunOpscope(opscope::testing::Args(
+      "plan deepseek-v3 --device h200 --gpus 8 --isl 1024 --osl 128 --engine sglang "
+      "--max-batch 8 --tpot-ms 30 --format csv --speculative mtp:1 --acceptance 0.8"));
+  ASSERT_EQ(mtp.status, 0) << mtp.err;
+  const auto with_mtp = last_three(mtp.out);
+  ASSERT_GT(with_mtp.size(), 1u);
+  for (size_t i = 1; i < with_mtp.size(); ++i) {
+    EXPECT_EQ(with_mtp[i], (std::vector<std::string>{"mtp:1", "0.8", ""}));
+  }
+}
+
 // Fixed lengths change what a point's requests wait for, so the front is not the varied one's:
 // at one split and batch with others in flight, the figures differ (the search really passes
 // the option on, not only the label).

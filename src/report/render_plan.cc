@@ -300,7 +300,7 @@ std::string RenderPlanCsv(const PlanResult& r) {
         "decode_pp", "decode_dp_attention", "decode_workers", "decode_batch", "gpus", "ttft_s",
         "tpot_s", "tokens_per_s", "tokens_per_s_per_device", "tokens_per_s_per_user",
         "usd_per_mtoken", "tokens_per_joule", "meets_targets", "best", "lengths", "speculative",
-        "acceptance"}) {
+        "acceptance", "draft_model"}) {
     w.Field(h);
   }
   w.EndRecord();
@@ -347,10 +347,16 @@ std::string RenderPlanCsv(const PlanResult& r) {
     }
     w.Field(p.meets_targets).Field(r.best && *r.best == i);
     w.Field(llm::LengthsName(r.fixed_lengths));
-    if (r.speculative) {  // --speculative mtp:N --acceptance R; empty without
+    // --speculative mtp:N | draft:N, --acceptance R, --draft-model M: empty where absent.
+    if (r.speculative) {
       w.Field(llm::SpeculativeName(*r.speculative)).Field(r.speculative->acceptance);
+      if (r.speculative->draft_model) {
+        w.Field(*r.speculative->draft_model);
+      } else {
+        w.Empty();
+      }
     } else {
-      w.Empty().Empty();
+      w.Empty().Empty().Empty();
     }
     w.EndRecord();
   }
