@@ -43,7 +43,8 @@ seed() {  # seed TARGET FILE...
 shopt -s nullglob
 seed fuzz_graph_json tests/golden/*.json examples/*.json tests/hostile/graph/*
 seed fuzz_expr fuzz/seeds/expr/* tests/hostile/expr/*
-seed fuzz_hf_config data/presets/*.json tests/hostile/hf/* tests/fixtures/hf/*/config.json
+seed fuzz_hf_config data/presets/*.json tests/hostile/hf/* tests/fixtures/hf/*/config.json \
+  tests/fixtures/hf/*.json
 seed fuzz_hf_quant tests/fixtures/hf/*/hf_quant_config.json
 seed fuzz_onnx tests/fixtures/onnx/*.onnx tests/hostile/onnx/*
 seed fuzz_device_json data/devices.json tests/golden/device.json tests/hostile/device/*

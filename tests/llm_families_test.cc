@@ -141,9 +141,14 @@ TEST(HfEagle3, AHeadIsItsFcItsLayerOverTwiceTheHiddenAndItsDraftVocabulary) {
   EXPECT_EQ(ParseError(config + R"(, "eagle_config": {"eagle_aux_hidden_state_layer_ids": []}})"),
             "config.json: field 'eagle_config.eagle_aux_hidden_state_layer_ids': lists 0 layers "
             "(expected 1 to 1024)");
-  EXPECT_EQ(ParseError(config + R"(, "use_sliding_window": true})"),
-            "config.json: field 'use_sliding_window': true, but the engines' EAGLE-3 drafter (a "
-            "Llama layer) attends over the whole context");
+  // use_sliding_window is not read by the engines' Llama drafter: full attention, said.
+  auto unwindowed = ParseHfConfig(config + R"(, "use_sliding_window": true})", "config.json");
+  ASSERT_TRUE(unwindowed) << unwindowed.error().message;
+  EXPECT_EQ(unwindowed->layers[0].window, 0);
+  EXPECT_TRUE(std::any_of(unwindowed->assumptions.begin(), unwindowed->assumptions.end(),
+                          [](const std::string& a) {
+                            return a.rfind("use_sliding_window true is not read", 0) == 0;
+                          }));
   EXPECT_EQ(ParseError(config + R"(, "target_hidden_size": -4})"),
             "config.json: field 'target_hidden_size': -4 is not a hidden size");
   // A draft vocabulary larger than the target's, or a head tied to an embedding it lacks.
@@ -191,6 +196,110 @@ TEST(HfEagle3, SpecForgeHeadsHaveTheirClosedFormParameters) {
                           3 * h * c.ffn + 32000 * h + 4 * h)
         << c.file;
   }
+}
+
+// EAGLE-3 heads in the speculators format (vllm-project/speculators: the layer's config under
+// transformer_layer_config, the head's fields at the top, no top-level model_type), three real
+// configs (tests/fixtures/hf/SOURCES.md): the same parameters as a native head of that shape,
+// in closed form — fc over aux · target_hidden (target_hidden_size null: the draft's hidden),
+// q/k/v over 2H, o_proj, the SwiGLU MLP, the draft vocabulary's LM head, four norms, and with
+// norm_before_fc an RMSNorm over fc's aux · H inputs (norm_output adds no weight). The Qwen3-MoE
+// head's layer slides over 2048 tokens where its layer_types says so.
+TEST(HfEagle3, SpeculatorsHeadsReadAsTheirNativeShape) {
+  struct Head {
+    const char* file;
+    uint64_t hidden, aux, q_width, kv_width, ffn;
+    bool norm_before_fc;
+    int64_t window;
+  };
+  for (const Head& c :
+       {Head{"speculators-eagle3-llama3.1-8b.json", 4096, 3, 32 * 128, 8 * 128, 14336, false, 0},
+        Head{"speculators-eagle3-qwen3-moe.json", 4096, 4, 64 * 128, 4 * 128, 12288, true, 2048},
+        Head{"speculators-eagle3-mistral-123b.json", 12288, 3, 96 * 128, 8 * 128, 28672, true,
+             0}}) {
+    const std::string path = std::string(OPSCOPE_SOURCE_DIR) + "/tests/fixtures/hf/" + c.file;
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto spec = ParseHfConfig(text.str(), path);
+    ASSERT_TRUE(spec) << spec.error().message;
+    EXPECT_EQ(spec->model_type, "llama") << c.file;
+    EXPECT_EQ(spec->eagle3.aux, static_cast<int64_t>(c.aux)) << c.file;
+    EXPECT_EQ(spec->eagle3.target_hidden, static_cast<int64_t>(c.hidden)) << c.file;
+    EXPECT_EQ(spec->eagle3.draft_vocab, 32000) << c.file;
+    EXPECT_EQ(spec->eagle3.norm_before_fc, c.norm_before_fc) << c.file;
+    ASSERT_EQ(spec->layers.size(), 1u) << c.file;
+    EXPECT_EQ(spec->layers[0].window, c.window) << c.file;
+    auto recipe = ResolveRecipe(*spec, {});
+    ASSERT_TRUE(recipe);
+    auto step = BuildStepGraph(*spec, *recipe);
+    ASSERT_TRUE(step) << step.error().message;
+    uint64_t params = 0;
+    for (const ir::Tensor& t : step->graph.tensors) {
+      if (t.role != ir::Role::kWeight) continue;
+      uint64_t n = 1;
+      for (const expr::Expr& d : t.shape) n *= static_cast<uint64_t>(d.constant());
+      params += n;
+    }
+    const uint64_t h = c.hidden;
+    EXPECT_EQ(params, c.aux * h * h + (c.q_width + 2 * c.kv_width) * 2 * h + c.q_width * h +
+                          3 * h * c.ffn + 32000 * h + 4 * h +
+                          (c.norm_before_fc ? c.aux * h : 0))
+        << c.file;
+  }
+}
+
+// A speculators head's own switches and errors: fc_norm is one RMSNorm per aux layer before fc
+// (aux · target_hidden of weights, beside norm_before_fc's); the algorithm must be eagle3, the
+// layer's config must be there and name its model_type; each error names the field.
+TEST(HfEagle3, SpeculatorsFormatSwitchesAndErrors) {
+  const std::string layer = R"("transformer_layer_config": {"model_type": "llama",
+      "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_hidden_layers": 1, "vocab_size": 128256})";
+  const std::string head = R"({"architectures": ["Eagle3Speculator"], "draft_vocab_size": 32000,
+      "speculators_config": {"algorithm": "eagle3", "proposal_methods": [{"speculative_tokens": 3}],
+      "verifier": {"name_or_path": "meta-llama/Llama-3.1-8B-Instruct"}},
+      "speculators_model_type": "eagle3", "torch_dtype": "bfloat16", )";
+  auto weights_of = [](const ModelSpec& spec) {
+    std::map<std::string, int64_t> out;
+    auto recipe = ResolveRecipe(spec, {});
+    auto step = BuildStepGraph(spec, *recipe);
+    EXPECT_TRUE(step) << step.error().message;
+    if (!step) return out;
+    for (const ir::Tensor& t : step->graph.tensors) {
+      if (t.role != ir::Role::kWeight) continue;
+      int64_t n = 1;
+      for (const expr::Expr& d : t.shape) n *= d.constant();
+      out[t.name] = n;
+    }
+    return out;
+  };
+  auto plain = ParseHfConfig(head + layer + "}", "config.json");
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_TRUE(std::any_of(plain->assumptions.begin(), plain->assumptions.end(),
+                          [](const std::string& a) {
+                            return a.find("trained for meta-llama/Llama-3.1-8B-Instruct") !=
+                                   std::string::npos;
+                          }));
+  auto both = ParseHfConfig(
+      head + R"("norm_before_fc": true, "fc_norm": true, "norm_output": true, )" + layer + "}",
+      "config.json");
+  ASSERT_TRUE(both) << both.error().message;
+  const auto w = weights_of(*both);
+  EXPECT_EQ(w.at("input_norm.weight"), 3 * 4096);
+  EXPECT_EQ(w.at("fc_norm.weight"), 3 * 4096);
+  EXPECT_EQ(weights_of(*plain).count("fc_norm.weight"), 0u);
+
+  EXPECT_EQ(ParseError(std::string(head).replace(head.find(R"("eagle3", "torch)"), 8,
+                                                 R"("medusa")") + layer + "}"),
+            "config.json: field 'speculators_model_type': \"medusa\" is not read: opscope costs "
+            "speculators' EAGLE-3 heads (\"eagle3\"), MTP modules (--speculative mtp:N) and "
+            "standalone draft models");
+  EXPECT_EQ(ParseError(head + R"("dtype": "bfloat16"})"),
+            "config.json: field 'transformer_layer_config': missing: a speculators EAGLE-3 head's "
+            "draft layer is configured there");
+  EXPECT_EQ(ParseError(head + R"("transformer_layer_config": {"hidden_size": 4096}})"),
+            "config.json: missing field 'transformer_layer_config.model_type'");
 }
 
 TEST(HfUnreadFields, OrdinaryFieldsStayQuietAndOthersAreListed) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "device/device.h"
+#include "import/hf_config/step_graph.h"
 #include "llm/dynamics.h"
 #include "llm/predicted.h"
 #include "llm/serving.h"
@@ -740,6 +741,43 @@ TEST(Predicted, AnEagle3HeadDraftsWithItsFcOnceARound) {
             "of 4096, and llama-3.1-70b's are 8192: a head drafts for the model it was trained "
             "on");
   std::filesystem::remove(head);
+}
+
+// The same head saved by speculators (tests/fixtures/hf/speculators-eagle3-llama3.1-8b.json:
+// float32 on disk) drafts as the native one: the engines load a draft in the target's 16-bit
+// dtype, so its weights beside Llama-3.1-8B are again 424,689,664 parameters × 2 bytes, not × 4,
+// and the prediction says so. Its fc is the once-a-round node, and so are the norms a newer
+// head puts before fc, not the layer's own input norm.
+TEST(Predicted, ASpeculatorsHeadSavedInFloat32DraftsIn16Bits) {
+  Request target = Make("llama-3.1-8b", "h100-sxm");
+  target.workload.batch = 1;
+  target.workload.context = 1024;
+  target.workload.prompt = 1024;
+  target.workload.gen_len = 256;
+  auto run = RunLlm(target);
+  ASSERT_TRUE(run) << run.error().message;
+  auto p = ServingPredictor::Make(run->serving, target.degrees, "vllm");
+  ASSERT_TRUE(p);
+  const std::string head =
+      std::string(OPSCOPE_SOURCE_DIR) + "/tests/fixtures/hf/speculators-eagle3-llama3.1-8b.json";
+  ServingModes modes;
+  modes.speculative = Speculative{3, 0.7, head};
+  auto f = p->Predict(target.workload, modes);
+  ASSERT_TRUE(f) << f.error().message;
+  ASSERT_TRUE(f->dynamics->drafter_memory);
+  EXPECT_EQ(f->dynamics->drafter_memory->weight_bytes, 424689664ull * 2);
+  auto opened = OpenDraftModel(head, run->serving.build().model);
+  ASSERT_TRUE(opened) << opened.error().message;
+  EXPECT_EQ(opened->spec.dtype, format::Format::kBf16);
+  EXPECT_TRUE(std::any_of(opened->spec.assumptions.begin(), opened->spec.assumptions.end(),
+                          [](const std::string& a) {
+                            return a == "draft model saved in float32, served in bf16 (the "
+                                        "engines load a draft in the target's 16-bit dtype)";
+                          }));
+  EXPECT_TRUE(import::hf::IsEagle3OncePerRound("fc"));
+  EXPECT_TRUE(import::hf::IsEagle3OncePerRound("input_norm"));
+  EXPECT_TRUE(import::hf::IsEagle3OncePerRound("fc_norm"));
+  EXPECT_FALSE(import::hf::IsEagle3OncePerRound("layers.0.input_norm"));
 }
 
 // The draft model's errors name --draft-model: a model opscope cannot open, another vocabulary

@@ -379,9 +379,10 @@ Result<double> Clocks::TimeDecode(int64_t seqs) const {
 // One draft token of the draft model for `seqs` sequences: its decode step's kernels on its
 // deployment (the device's share of the sequences at the mean context), as the MTP module's
 // draft token is its kernels alone — the draft steps run inside the target's scheduler step.
-// An EAGLE-3 head's fc over the target's hidden states runs once per round, on the verified
-// positions, not once per draft token (vLLM's and SGLang's EAGLE-3 proposers): `once_s`, at
-// its decode-step time (weight-bound at these rows).
+// An EAGLE-3 head's fc over the target's hidden states (and the norms before it, where the
+// head has them) runs once per round, on the verified positions, not once per draft token
+// (vLLM's and SGLang's EAGLE-3 proposers): `once_s`, at its decode-step time (weight-bound at
+// these rows).
 Result<Clocks::DraftStep> Clocks::DraftModelTime(int64_t seqs) const {
   const int64_t s = draft_->serving().deployment().Split(seqs).seqs;
   const bool eagle3 = draft_->serving().build().model.spec.eagle3.aux > 0;
@@ -393,7 +394,7 @@ Result<Clocks::DraftStep> Clocks::DraftModelTime(int64_t seqs) const {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const double t = p->prediction.node_time_s[i];
       d.step_s += t;
-      if (eagle3 && g.nodes[i].name == import::hf::kEagle3FcNode) d.once_s += t;
+      if (eagle3 && import::hf::IsEagle3OncePerRound(g.nodes[i].name)) d.once_s += t;
     }
   }
   return d;
@@ -682,6 +683,17 @@ Result<Model> OpenDraftModel(const std::string& name, const Model& target) {
     return fail(model->name + "'s vocabulary (" + std::to_string(vocab) + " tokens) is not " +
                 target.name + "'s (" + std::to_string(target_vocab) +
                 "): a draft model proposes the target's tokens");
+  }
+  // A draft saved in float32 (speculators' converted heads) runs in the target's 16-bit dtype:
+  // vLLM builds the draft's model config with the target's dtype, and SGLang's and vLLM's
+  // `--dtype auto` cast a float32 checkpoint to 16 bits.
+  if (model->spec.dtype == format::Format::kF32) {
+    const format::Format served =
+        target.spec.dtype == format::Format::kF16 ? format::Format::kF16 : format::Format::kBf16;
+    model->spec.dtype = served;
+    model->spec.assumptions.push_back(
+        "draft model saved in float32, served in " + std::string(format::FormatName(served)) +
+        " (the engines load a draft in the target's 16-bit dtype)");
   }
   // An EAGLE-3 head reads the target's hidden states: it is trained for one hidden size.
   const import::hf::Eagle3Spec& eagle3 = model->spec.eagle3;

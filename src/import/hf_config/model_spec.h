@@ -168,6 +168,10 @@ struct Eagle3Spec {
   int64_t aux = 0;            // target layers whose hidden states fc reads (3)
   int64_t target_hidden = 0;  // the target's hidden size (target_hidden_size, else hidden)
   int64_t draft_vocab = 0;    // rows of the LM head (draft_vocab_size, else the vocabulary)
+  // Norms of the aux · target_hidden features before fc (speculators' heads): one RMSNorm
+  // over them all (norm_before_fc), one per aux layer's chunk (fc_norm).
+  bool norm_before_fc = false;
+  bool fc_chunk_norms = false;
 };
 
 struct MoeSpec {

@@ -219,7 +219,16 @@ Result<void> ReadWindows(const Reader& r) {
   OPSCOPE_TRY(types, r.LayerList("layer_types", layers));
   int64_t window = 0;
   switch (f.window_placement) {
-    case WindowPlacement::kNone: break;
+    case WindowPlacement::kNone: {
+      // The class has no window of its own, but a layer_types that names sliding layers
+      // places sliding_window on them (vLLM's LlamaAttention reads both, per layer: the
+      // layer of an EAGLE-3 head trained with a window).
+      if (!types.empty()) {
+        OPSCOPE_TRY(w, r.WindowOr("sliding_window", 0));
+        window = w;
+      }
+      break;
+    }
     case WindowPlacement::kAll:
     case WindowPlacement::kPattern: {
       OPSCOPE_TRY(w, r.WindowOr("sliding_window", f.window));
@@ -521,40 +530,126 @@ Result<bool> DraftHeadKind(const ConfigObject& root) {
   return eagle3;
 }
 
+// A draft head saved by vllm-project/speculators: no model_type at the top level (its saver
+// drops it), a `speculators_config` (the proposal methods and the verifier), the algorithm in
+// `speculators_model_type`, and the draft layer's own config nested in
+// `transformer_layer_config` (vLLM's SpeculatorsConfig reads that object as the draft's
+// config). Returns the nested layer config when `root` is such a head, nullopt otherwise; only
+// EAGLE-3 heads are read (the algorithm vLLM runs from that format for decoder drafts).
+Result<std::optional<ConfigObject>> SpeculatorsLayer(const ConfigObject& root) {
+  if (root.Find("speculators_config") == ConfigObject::Presence::kAbsent) return std::nullopt;
+  OPSCOPE_TRY(algorithm, root.String("speculators_model_type"));
+  if (!algorithm) {
+    return std::unexpected(root.FieldError(
+        "speculators_model_type", "missing: a speculators config names its algorithm there"));
+  }
+  if (*algorithm != "eagle3") {
+    return std::unexpected(root.FieldError(
+        "speculators_model_type",
+        "\"" + *algorithm + "\" is not read: opscope costs speculators' EAGLE-3 heads "
+            "(\"eagle3\"), MTP modules (--speculative mtp:N) and standalone draft models"));
+  }
+  OPSCOPE_TRY(layer, root.Object("transformer_layer_config"));
+  if (!layer) {
+    return std::unexpected(root.FieldError(
+        "transformer_layer_config", "missing: a speculators EAGLE-3 head's draft layer is "
+                                    "configured there"));
+  }
+  return layer;
+}
+
+// The speculators-format switches of an EAGLE-3 head (vLLM's speculators eagle3 updater
+// copies them into the draft's config), at the head's top level.
+Result<void> ReadSpeculatorsSwitches(const ConfigObject& head, ModelSpec& spec) {
+  // norm_before_residual picks which tensor becomes the residual around hidden_norm, and
+  // norm_output which one the next draft step reads (the final norm's output or its input):
+  // the same kernels either way (vLLM's llama_eagle3.py, PRs #36545 and #42764).
+  for (std::string_view key : {"norm_before_residual", "norm_output"}) {
+    OPSCOPE_TRY(on, head.Bool(key));
+    (void)on;
+  }
+  // Before fc: norm_before_fc one RMSNorm over the aux · target_hidden features, fc_norm one
+  // per aux layer's target_hidden chunk (both where both are set, in that order).
+  OPSCOPE_TRY(before_fc, head.Bool("norm_before_fc"));
+  spec.eagle3.norm_before_fc = before_fc.value_or(false);
+  OPSCOPE_TRY(chunk_norms, head.Bool("fc_norm"));
+  spec.eagle3.fc_chunk_norms = chunk_norms.value_or(false);
+  OPSCOPE_TRY(config, head.Object("speculators_config"));
+  std::string verifier;
+  if (config) {
+    OPSCOPE_TRY(v, config->Object("verifier"));
+    if (v) {
+      OPSCOPE_TRY(name, v->String("name_or_path"));
+      if (name) verifier = *name;
+      v->MarkRead("architectures");
+    }
+    // The proposal methods (how many tokens, how they are accepted) are the run's choice:
+    // --speculative draft:N and --acceptance R.
+    for (std::string_view key :
+         {"algorithm", "default_proposal_method", "proposal_methods"}) {
+      config->MarkRead(key);
+    }
+  }
+  for (std::string_view key : {"speculators_model_type", "speculators_version",
+                               "has_no_defaults_at_init", "embed_requires_grad"}) {
+    head.MarkRead(key);
+  }
+  spec.assumptions.push_back(
+      "speculators EAGLE-3 head" + (verifier.empty() ? std::string() : " trained for " + verifier) +
+      ": the draft layer from transformer_layer_config");
+  return {};
+}
+
 // An EAGLE-3 head's own fields (vLLM's LlamaForCausalLMEagle3 / SGLang's
 // LlamaForCausalLMEagle3): fc reads eagle_config.eagle_aux_hidden_state_layer_ids' layers
 // (3 by default; 1 with use_aux_hidden_state false) of target_hidden_size (default
 // hidden_size); the LM head has draft_vocab_size rows (default vocab_size). The embedding is
 // the target's.
-Result<void> ReadEagle3(const ConfigObject& text, ModelSpec& spec) {
+//
+// A head in the speculators format (vllm-project/speculators; SpeculatorsConfig below) keeps
+// these fields at its top level, `head`, beside the layer's config: the aux layer ids there
+// (not under eagle_config), and speculators' own switches, read as vLLM reads them.
+Result<void> ReadEagle3(const ConfigObject& text, const ConfigObject& head, bool speculators,
+                        ModelSpec& spec) {
   Eagle3Spec& e = spec.eagle3;
   e.aux = 3;
-  OPSCOPE_TRY(eagle, text.Object("eagle_config"));
-  if (eagle) {
-    OPSCOPE_TRY(ids, eagle->IntList("eagle_aux_hidden_state_layer_ids"));
-    OPSCOPE_TRY(use_aux, eagle->Bool("use_aux_hidden_state"));
-    if (use_aux && !*use_aux) {
-      e.aux = 1;
-    } else if (ids) {
-      if (ids->empty() || static_cast<int64_t>(ids->size()) > Reader::kMaxLayers) {
-        return std::unexpected(eagle->FieldError(
-            "eagle_aux_hidden_state_layer_ids",
-            "lists " + std::to_string(ids->size()) + " layers (expected 1 to " +
-                std::to_string(Reader::kMaxLayers) + ")"));
+  auto aux_count = [&](const ConfigObject& o) -> Result<void> {
+    OPSCOPE_TRY(ids, o.IntList("eagle_aux_hidden_state_layer_ids"));
+    if (!ids) return {};
+    if (ids->empty() || static_cast<int64_t>(ids->size()) > Reader::kMaxLayers) {
+      return std::unexpected(o.FieldError(
+          "eagle_aux_hidden_state_layer_ids",
+          "lists " + std::to_string(ids->size()) + " layers (expected 1 to " +
+              std::to_string(Reader::kMaxLayers) + ")"));
+    }
+    e.aux = static_cast<int64_t>(ids->size());
+    return {};
+  };
+  if (speculators) {
+    OPSCOPE_CHECK(aux_count(head));
+    OPSCOPE_CHECK(ReadSpeculatorsSwitches(head, spec));
+  } else {
+    OPSCOPE_TRY(eagle, text.Object("eagle_config"));
+    if (eagle) {
+      OPSCOPE_TRY(use_aux, eagle->Bool("use_aux_hidden_state"));
+      if (use_aux && !*use_aux) {
+        e.aux = 1;
+        eagle->MarkRead("eagle_aux_hidden_state_layer_ids");
+      } else {
+        OPSCOPE_CHECK(aux_count(*eagle));
       }
-      e.aux = static_cast<int64_t>(ids->size());
     }
   }
-  OPSCOPE_TRY(target_hidden, text.Int("target_hidden_size"));
+  OPSCOPE_TRY(target_hidden, head.Int("target_hidden_size"));
   e.target_hidden = target_hidden.value_or(spec.hidden);
   if (e.target_hidden < 1) {
-    return std::unexpected(text.FieldError(
+    return std::unexpected(head.FieldError(
         "target_hidden_size", std::to_string(e.target_hidden) + " is not a hidden size"));
   }
-  OPSCOPE_TRY(draft_vocab, text.Int("draft_vocab_size"));
+  OPSCOPE_TRY(draft_vocab, head.Int("draft_vocab_size"));
   e.draft_vocab = draft_vocab.value_or(spec.vocab);
   if (e.draft_vocab < 1 || e.draft_vocab > spec.vocab) {
-    return std::unexpected(text.FieldError(
+    return std::unexpected(head.FieldError(
         "draft_vocab_size", std::to_string(e.draft_vocab) + " is not in [1, vocab_size " +
                                 std::to_string(spec.vocab) + "]"));
   }
@@ -564,16 +659,19 @@ Result<void> ReadEagle3(const ConfigObject& text, ModelSpec& spec) {
                                "its own, not the target's embedding"));
   }
   // Heads trained for a Qwen target carry its sliding-window fields (SpecForge's Qwen3
-  // configs: use_sliding_window false, max_window_layers); the Llama drafter the engines run
-  // has no sliding window, so a head that asks for one is refused, and otherwise
-  // max_window_layers places nothing.
+  // configs: use_sliding_window, max_window_layers). The Llama drafter the engines run reads
+  // neither: its layer slides only where layer_types says so (with sliding_window; vLLM's
+  // LlamaAttention, read above), and attends over the whole context otherwise.
   OPSCOPE_TRY(sliding, text.Bool("use_sliding_window"));
-  if (sliding && *sliding) {
-    return std::unexpected(text.FieldError(
-        "use_sliding_window", "true, but the engines' EAGLE-3 drafter (a Llama layer) attends "
-                              "over the whole context"));
-  }
   text.MarkRead("max_window_layers");
+  const bool windowed = std::any_of(spec.layers.begin(), spec.layers.end(),
+                                    [](const LayerSpec& l) { return l.window > 0; });
+  if (sliding && *sliding && !windowed) {
+    spec.assumptions.push_back(
+        "use_sliding_window true is not read by the engines' EAGLE-3 drafter (a Llama layer; "
+        "vLLM slides a draft layer only where layer_types says sliding_attention): the head "
+        "attends over the whole context");
+  }
   spec.assumptions.push_back(
       "EAGLE-3 draft head: fc [" + std::to_string(e.aux) + " x " +
       std::to_string(e.target_hidden) + " -> " + std::to_string(spec.hidden) +
@@ -593,17 +691,30 @@ Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& o
   ModelSpec spec;
   spec.origin = origin;
 
-  OPSCOPE_TRY(type, root.String("model_type"));
-  if (!type) return MakeError(origin + ": missing field 'model_type'");
+  // A speculators head configures its layer in a nested object, with no model_type above it.
+  OPSCOPE_TRY(speculators_layer, SpeculatorsLayer(root));
+  const bool speculators = speculators_layer.has_value();
+  OPSCOPE_TRY(type, (speculators ? *speculators_layer : root).String("model_type"));
+  if (!type) {
+    return MakeError(origin + ": missing field '" +
+                     (speculators ? speculators_layer->Path("model_type") : "model_type") + "'");
+  }
   spec.model_type = *type;
-  OPSCOPE_TRY(eagle3, DraftHeadKind(root));
+  OPSCOPE_TRY(eagle3_head, DraftHeadKind(root));
+  const bool eagle3 = eagle3_head || speculators;
   OPSCOPE_TRY(family, PickFamily(origin, *type, options, spec));
   if (!options.model_type) spec.model_type = family->model_type;  // "Llama" reads as "llama"
 
   // Multimodal wrappers keep the language model under text_config (or llm_config, ...).
-  ConfigObject text = root;
-  bool in_nested = false;
-  if (!family->text_config.empty()) {
+  ConfigObject text = speculators ? *speculators_layer : root;
+  bool in_nested = speculators;
+  if (speculators) {
+    if (!family->text_config.empty()) {
+      return std::unexpected(root.FieldError(
+          "transformer_layer_config", "model_type '" + *type + "' is a multimodal wrapper, "
+                                      "not a draft layer"));
+    }
+  } else if (!family->text_config.empty()) {
     OPSCOPE_TRY(nested, root.Object(family->text_config));
     if (nested) {
       text = *nested;
@@ -635,7 +746,7 @@ Result<ModelSpec> ParseHfConfig(std::string_view json_text, const std::string& o
   OPSCOPE_CHECK(ReadStateDtype(text, spec));
   OPSCOPE_CHECK(ReadMaxPositions(text, root, in_nested, spec));
   if (spec.layers.empty()) return MakeError(origin + ": the model has no layers");
-  if (eagle3) OPSCOPE_CHECK(ReadEagle3(text, spec));
+  if (eagle3) OPSCOPE_CHECK(ReadEagle3(text, speculators ? root : text, speculators, spec));
 
   // Nothing the reader did not look up passes silently (config_fields.h).
   OPSCOPE_CHECK(CheckUnreadFields(text, *type, spec.assumptions));

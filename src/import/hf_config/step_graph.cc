@@ -98,9 +98,18 @@ class Builder {
         // EAGLE-3: the residual stream starts from fc over the target's hidden states (of
         // spec.eagle3.aux layers, concatenated); the embeddings join it in the first layer.
         eagle_embeds_ = h;
-        const TensorId features =
-            Tensor("target_hidden_states", {n_, C(spec_.eagle3.aux * spec_.eagle3.target_hidden)},
-                   recipe_.compute, Role::kInput);
+        const int64_t width = spec_.eagle3.aux * spec_.eagle3.target_hidden;
+        TensorId features =
+            Tensor("target_hidden_states", {n_, C(width)}, recipe_.compute, Role::kInput);
+        // speculators' heads: norm_before_fc, an RMSNorm over the concatenated features, then
+        // fc_norm, an RMSNorm of each aux layer's chunk — aux norms of target_hidden, costed
+        // as one norm over the whole width (the same bytes, FLOPs and weights).
+        if (spec_.eagle3.norm_before_fc) {
+          features = Norm(std::string(kEagle3FcNormNode), features, width, recipe_.compute);
+        }
+        if (spec_.eagle3.fc_chunk_norms) {
+          features = Norm(std::string(kEagle3FcChunkNormNode), features, width, recipe_.compute);
+        }
         h = Linear(std::string(kEagle3FcNode), features, spec_.hidden, WeightRole::kOtherMatrix,
                    -1, false, recipe_.compute);
       }

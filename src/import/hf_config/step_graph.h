@@ -21,9 +21,15 @@
 
 namespace opscope::import::hf {
 
-// The node of an EAGLE-3 head's fc over the target's hidden states (ModelSpec::eagle3): it runs
-// once per speculative round, the head's other nodes once per draft token.
+// The nodes of an EAGLE-3 head over the target's hidden states (ModelSpec::eagle3): fc, and
+// the norms before it where the head has them. They run once per speculative round, the head's
+// other nodes once per draft token.
 inline constexpr std::string_view kEagle3FcNode = "fc";
+inline constexpr std::string_view kEagle3FcNormNode = "input_norm";
+inline constexpr std::string_view kEagle3FcChunkNormNode = "fc_norm";
+inline bool IsEagle3OncePerRound(std::string_view node) {
+  return node == kEagle3FcNode || node == kEagle3FcNormNode || node == kEagle3FcChunkNormNode;
+}
 
 // The workload symbol names the graph uses.
 inline constexpr const char* kTokensSymbol = "n";
