@@ -702,6 +702,107 @@ TEST(GgufModel, MinimaxM2QkNormOverTheWholeProjection) {
   EXPECT_EQ(WeightElements(l.step.graph), WeightElements(ConfigGraph(kConfig, "minimax_m2")));
 }
 
+// Gemma 4 (make_gguf.py's tiny-gemma4*.gguf): sliding layers of 2 KV heads of 16, full ones
+// with heads of 32, five of six layers sliding over 16 tokens (the bool pattern), normed value
+// heads. The MoE file's full layers have 1 KV head and no attn_v (K = V, as the released
+// models); the dense file's 2 and attn_v (attention_k_eq_v false). The 26B-A4B shape keeps its
+// dense MLP beside the experts, with the router's input scale and the per-expert scale read
+// from their ".scale" tensors; rope_freqs and layer_output_scale are the file's only tensors
+// outside the step graph. Each file builds the weights the same model's HF config builds,
+// element for element, and its bytes exactly.
+TEST(GgufModel, Gemma4LayersOfTwoShapesAndTheMoeBesideTheMlp) {
+  for (const bool moe : {true, false}) {
+    const std::string file = moe ? "tiny-gemma4-moe.gguf" : "tiny-gemma4.gguf";
+    const Loaded l = Load(file);
+    const hf::ModelSpec& s = l.model.spec;
+    EXPECT_EQ(s.model_type, "gemma4_text") << file;
+    EXPECT_EQ(s.norm_layout, hf::NormLayout::kSandwich) << file;
+    EXPECT_TRUE(s.attn.qk_norm && s.attn.v_norm) << file;
+    EXPECT_TRUE(s.tie_embeddings) << file;
+    EXPECT_EQ(s.attn.head_dim, 16);
+    EXPECT_EQ(s.attn.kv_heads, 2);
+    for (int64_t i = 0; i < 6; ++i) {
+      const hf::LayerSpec& layer = s.layers[static_cast<size_t>(i)];
+      const bool full = i == 5;
+      EXPECT_EQ(layer.window, full ? 0 : 16) << file << " " << i;
+      EXPECT_EQ(layer.head_dim, full ? 32 : 0) << file << " " << i;
+      EXPECT_EQ(layer.kv_heads, full && moe ? 1 : 0) << file << " " << i;
+      EXPECT_EQ(layer.k_eq_v, moe && full) << file << " " << i;
+      EXPECT_EQ(layer.ffn, moe ? hf::Ffn::kMoe : hf::Ffn::kDense) << file << " " << i;
+    }
+    EXPECT_EQ(s.mlp.intermediate, 64);
+    EXPECT_EQ(s.mlp.act, hf::Activation::kGeluGated);
+    if (moe) {
+      EXPECT_TRUE(s.moe.parallel_dense && s.moe.router_norm);
+      EXPECT_EQ(s.moe.experts, 4);
+      EXPECT_EQ(s.moe.top_k, 2);
+      EXPECT_EQ(s.moe.intermediate, 32);
+    }
+    std::vector<std::string> unused = l.model.unused_tensors;
+    std::sort(unused.begin(), unused.end());
+    std::vector<std::string> expected{"rope_freqs.weight"};
+    for (int i = 0; i < 6; ++i) expected.push_back("blk." + std::to_string(i) + ".layer_output_scale.weight");
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(unused, expected) << file;
+    ExpectExactWeightBytes(l, file);
+    const std::string config =
+        std::string(R"({"model_type": "gemma4_text", "hidden_size": 64, "num_hidden_layers": 6,
+        "num_attention_heads": 2, "num_key_value_heads": 2, "head_dim": 16,
+        "global_head_dim": 32, "num_global_key_value_heads": 1, "intermediate_size": 64,
+        "sliding_window": 16, "layer_types": ["sliding_attention", "sliding_attention",
+        "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
+        "hidden_activation": "gelu_pytorch_tanh", "vocab_size": 64, "tie_word_embeddings": true,
+        )") +
+        (moe ? R"("attention_k_eq_v": true, "enable_moe_block": true, "num_experts": 4,
+        "top_k_experts": 2, "moe_intermediate_size": 32})"
+             : R"("attention_k_eq_v": false})");
+    EXPECT_EQ(WeightElements(l.step.graph), WeightElements(ConfigGraph(config, "gemma4_text")))
+        << file;
+  }
+}
+
+// What Gemma 4's small models add is refused by key (per-layer embeddings, KV-sharing layers),
+// and a layer pattern that is not one bool per block is named.
+TEST(GgufModel, Gemma4SmallModelFeaturesAndBadPatternsAreNamedErrors) {
+  auto base = ReadGgufHeader(kDir + "tiny-gemma4.gguf");
+  ASSERT_TRUE(base.has_value());
+  auto with = [&](std::string_view key, Value v) {
+    GgufFile f = *base;
+    bool found = false;
+    for (KeyValue& kv : f.metadata) {
+      if (kv.key == key) kv.value = v, found = true;
+    }
+    if (!found) f.metadata.push_back({std::string(key), v});
+    auto m = BuildGgufModel({f});
+    return m ? std::string("(no error)") : m.error().message;
+  };
+  Value u32;
+  u32.type = ValueType::kUint32;
+  u32.scalar = uint64_t{256};
+  Value bools;
+  bools.type = ValueType::kArray;
+  bools.element = ValueType::kBool;
+  bools.count = 3;
+  bools.array = {true, true, false};
+  const std::string origin = kDir + "tiny-gemma4.gguf: metadata 'gemma4.";
+  EXPECT_EQ(with("gemma4.embedding_length_per_layer_input", u32),
+            origin + "embedding_length_per_layer_input': 256: per-layer embeddings (Gemma-4 E2B "
+                     "/ E4B) are not modelled");
+  u32.scalar = uint64_t{2};
+  EXPECT_EQ(with("gemma4.attention.shared_kv_layers", u32),
+            origin + "attention.shared_kv_layers': 2: KV-sharing layers (Gemma-4 E2B / E4B) are "
+                     "not modelled");
+  EXPECT_EQ(with("gemma4.attention.sliding_window_pattern", bools),
+            origin + "attention.sliding_window_pattern': has 3 entries, block_count is 6");
+  EXPECT_EQ(with("gemma4.attention.sliding_window_pattern", u32),
+            origin + "attention.sliding_window_pattern': expected an array of bools (true: the "
+                     "layer slides)");
+  u32.scalar = uint64_t{24};
+  EXPECT_EQ(with("gemma4.attention.value_length_swa", u32),
+            origin + "attention.value_length_swa': 24 differs from attention.key_length_swa 16 "
+                     "(llama.cpp's gemma4 requires them equal)");
+}
+
 // make_gguf.py's Nemotron-H: hidden 64; Mamba2 4 heads of 16, state 16, 2 groups, conv 4 with
 // its bias; attention 4 heads of 16, 2 KV heads, no RoPE; recurrent states in f32.
 void ExpectNemotronH(const hf::ModelSpec& s, std::string_view pattern) {
@@ -890,8 +991,8 @@ TEST(GgufModel, BadMetadataIsANamedError) {
   EXPECT_EQ(with("general.architecture", str("rwkv7")),
             origin + "metadata 'general.architecture': \"rwkv7\" is not supported (supported: "
                      "llama, mistral3, qwen2, qwen2moe, qwen3, qwen3moe, qwen3next, qwen35, "
-                     "qwen35moe, gemma2, gemma3, phi3, deepseek2, glm4moe, minimax-m2, nemotron_h, "
-                     "nemotron_h_moe, gpt-oss, gptoss)");
+                     "qwen35moe, gemma2, gemma3, gemma4, phi3, deepseek2, glm4moe, minimax-m2, "
+                     "nemotron_h, nemotron_h_moe, gpt-oss, gptoss)");
   EXPECT_EQ(with("general.architecture", u32(1)),
             origin + "metadata 'general.architecture': expected a string, got uint32");
   EXPECT_EQ(with("llama.attention.head_count_kv", u32(3)),

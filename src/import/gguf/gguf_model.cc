@@ -203,6 +203,7 @@ std::string ModelTypeFor(std::string_view arch, bool moe) {
   if (arch == "qwen35") return "qwen3_5";
   if (arch == "qwen35moe") return "qwen3_5_moe";
   if (arch == "gemma3") return "gemma3_text";
+  if (arch == "gemma4") return "gemma4_text";
   if (arch == "deepseek2") return "deepseek_v3";
   if (arch == "glm4moe") return "glm4_moe";
   if (arch == "minimax-m2") return "minimax_m2";
@@ -311,7 +312,66 @@ Result<void> ReadLayerKinds(Context& c) {
   return {};
 }
 
+// Gemma 4 (llama.cpp's gemma4): sliding and full layers of their own head sizes
+// (attention.key_length_swa / key_length) and KV head counts (head_count_kv, per layer); a
+// layer with no attn_v takes its values from the K projection (attention_k_eq_v); every value
+// head is RMS-normed without a weight; q and k are normed per head. Runs after ReadWindows.
+Result<void> ReadGemma4Attention(Context& c) {
+  hf::AttentionSpec& a = c.spec.attn;
+  std::vector<int64_t> sliding, full;
+  for (int64_t i = 0; i < c.spec.num_layers(); ++i) {
+    (c.spec.layers[static_cast<size_t>(i)].window > 0 ? sliding : full).push_back(i);
+  }
+  const std::vector<int64_t> all = c.LayersWith(Mixer::kAttention);
+  OPSCOPE_TRY(heads, c.keys.Uniform("attention.head_count", all, c.blocks));
+  if (!heads) return c.keys.Fail("attention.head_count", "missing (required for architecture '" +
+                                                              c.arch + "')");
+  a.heads = *heads;
+  // The head size and KV heads of each kind of layer; the sliding layers' are the spec's.
+  struct Kind {
+    const std::vector<int64_t>& layers;
+    const char *key, *value;
+    int64_t head_dim = 0, kv_heads = 0;
+  };
+  Kind kinds[] = {{sliding, "attention.key_length_swa", "attention.value_length_swa"},
+                  {full, "attention.key_length", "attention.value_length"}};
+  for (Kind& k : kinds) {
+    if (k.layers.empty()) continue;
+    OPSCOPE_TRY(key, c.keys.Required(k.key));
+    OPSCOPE_TRY(value, c.keys.Int(k.value));
+    if (value && *value != key) {
+      return c.keys.Fail(k.value, std::to_string(*value) + " differs from " + k.key + " " +
+                                      std::to_string(key) + " (llama.cpp's gemma4 requires "
+                                      "them equal)");
+    }
+    OPSCOPE_TRY(kv, c.keys.Uniform("attention.head_count_kv", k.layers, c.blocks));
+    k.head_dim = key;
+    k.kv_heads = kv.value_or(a.heads);  // llama.cpp: n_head_kv defaults to n_head
+    if (k.kv_heads > a.heads || a.heads % k.kv_heads != 0) {
+      return c.keys.Fail("attention.head_count_kv", std::to_string(k.kv_heads) +
+                                                        " does not divide attention.head_count " +
+                                                        std::to_string(a.heads));
+    }
+  }
+  const Kind& base = sliding.empty() ? kinds[1] : kinds[0];
+  a.head_dim = base.head_dim;
+  a.kv_heads = base.kv_heads;
+  for (int64_t i : full) {
+    hf::LayerSpec& l = c.spec.layers[static_cast<size_t>(i)];
+    if (kinds[1].head_dim != a.head_dim) l.head_dim = kinds[1].head_dim;
+    if (kinds[1].kv_heads != a.kv_heads) l.kv_heads = kinds[1].kv_heads;
+  }
+  for (int64_t i : all) {
+    c.spec.layers[static_cast<size_t>(i)].k_eq_v = !c.tensors.HasLayer(i, "attn_v.weight");
+  }
+  a.qk_norm = c.FirstOf(all, "attn_q_norm.weight") != nullptr;
+  a.v_norm = true;
+  a.o_bias = c.AnyLayerHas("attn_output.bias");
+  return {};
+}
+
 Result<void> ReadAttention(Context& c) {
+  if (c.arch == "gemma4") return ReadGemma4Attention(c);
   hf::AttentionSpec& a = c.spec.attn;
   const std::vector<int64_t> all = c.LayersWith(Mixer::kAttention);
   OPSCOPE_TRY(heads, c.keys.Uniform("attention.head_count", all, c.blocks));
@@ -486,6 +546,30 @@ Result<void> ReadWindows(Context& c) {
       c.spec.assumptions.push_back("GGUF gemma3: five of every six layers slide (llama.cpp's "
                                    "pattern for gemma3)");
     }
+  } else if (c.arch == "gemma4") {
+    // attention.sliding_window_pattern: one bool per block, true where the layer slides
+    // (llama.cpp's gemma4 loader requires it, and the window).
+    OPSCOPE_TRY(w, c.keys.Required("attention.sliding_window"));
+    const Value* pattern = c.keys.Find("attention.sliding_window_pattern");
+    if (pattern == nullptr || pattern->type != ValueType::kArray ||
+        pattern->element != ValueType::kBool) {
+      return c.keys.Fail("attention.sliding_window_pattern",
+                         pattern == nullptr ? "missing (required for architecture 'gemma4')"
+                                            : "expected an array of bools (true: the layer "
+                                              "slides)");
+    }
+    if (pattern->count != static_cast<uint64_t>(c.blocks)) {
+      return c.keys.Fail("attention.sliding_window_pattern",
+                         "has " + std::to_string(pattern->count) + " entries, block_count is " +
+                             std::to_string(c.blocks));
+    }
+    for (int64_t i = 0; i < c.spec.num_layers(); ++i) {
+      Value e;
+      e.type = ValueType::kBool;
+      e.scalar = pattern->array[static_cast<size_t>(i)];
+      if (e.AsBool().value_or(false)) c.spec.layers[static_cast<size_t>(i)].window = w;
+    }
+    return {};
   } else if (c.arch == "phi3") {
     OPSCOPE_TRY(w, c.keys.Int("attention.sliding_window", 0));
     if (w && *w > 0) {
@@ -556,6 +640,18 @@ Result<void> ReadMoe(Context& c) {
     m.intermediate = *width;
   }
   m.act = ActivationOf(c);
+  if (c.arch == "gemma4") {
+    // Gemma 4's MoE layer keeps its dense MLP beside the experts (feed_forward_length wide);
+    // the router reads a weightless RMSNorm of the residual times ffn_gate_inp.scale, and
+    // each expert's output is scaled by ffn_down_exps.scale (llama.cpp's gemma4 builder).
+    OPSCOPE_TRY(dense, c.keys.Uniform("feed_forward_length", moe, c.blocks));
+    if (!dense) return c.keys.Fail("feed_forward_length", "missing (required for architecture "
+                                                          "'gemma4')");
+    c.spec.mlp.intermediate = *dense;
+    c.spec.mlp.act = m.act;
+    m.parallel_dense = true;
+    m.router_norm = true;
+  }
   // Shared experts: their total width is ffn_down_shexp's input length.
   for (int64_t i : moe) {
     if (auto w = DownWidth(c, i, "ffn_down_shexp.weight")) {
@@ -591,6 +687,25 @@ Result<void> ReadMoe(Context& c) {
   return {};
 }
 
+// What Gemma 4's small models (E2B, E4B) add and opscope does not model, refused by key as the
+// HF reader refuses hidden_size_per_layer_input and num_kv_shared_layers.
+Result<void> ReadSmallGemma4(Context& c) {
+  if (c.arch != "gemma4") return {};
+  OPSCOPE_TRY(ple, c.keys.Int("embedding_length_per_layer_input", 0));
+  if (ple && *ple > 0) {
+    return c.keys.Fail("embedding_length_per_layer_input",
+                       std::to_string(*ple) + ": per-layer embeddings (Gemma-4 E2B / E4B) are "
+                       "not modelled");
+  }
+  OPSCOPE_TRY(shared, c.keys.Int("attention.shared_kv_layers", 0));
+  if (shared && *shared > 0) {
+    return c.keys.Fail("attention.shared_kv_layers",
+                       std::to_string(*shared) + ": KV-sharing layers (Gemma-4 E2B / E4B) are "
+                       "not modelled");
+  }
+  return {};
+}
+
 Result<hf::ModelSpec> BuildSpec(const GgufFile& head, const Tensors& tensors) {
   const Value* arch_value = head.Find("general.architecture");
   if (arch_value == nullptr) return MakeError(head.origin + ": metadata 'general.architecture': missing");
@@ -610,12 +725,12 @@ Result<hf::ModelSpec> BuildSpec(const GgufFile& head, const Tensors& tensors) {
   spec.origin = head.origin;
   const Keys keys(head, *arch);
   Context c{head, tensors, keys, *arch, spec, 0};
-  for (auto step : {ReadSizes, ReadLayerKinds}) {
+  for (auto step : {ReadSizes, ReadSmallGemma4, ReadLayerKinds, ReadWindows}) {
     if (auto ok = step(c); !ok) return std::unexpected(ok.error());
   }
   const bool mla = *arch == "deepseek2";
   if (auto ok = mla ? ReadMla(c) : ReadAttention(c); !ok) return std::unexpected(ok.error());
-  for (auto step : {ReadGatedDeltaNet, ReadMamba2, ReadWindows, ReadDenseMlp, ReadMoe}) {
+  for (auto step : {ReadGatedDeltaNet, ReadMamba2, ReadDenseMlp, ReadMoe}) {
     if (auto ok = step(c); !ok) return std::unexpected(ok.error());
   }
   if (c.AnyLayerHas("post_ffw_norm.weight")) spec.norm_layout = hf::NormLayout::kSandwich;
@@ -681,6 +796,13 @@ constexpr NameRule kLayerRules[] = {
     {"ffn_up_shexp", "moe.shared_expert.gate_up_proj"},
     {"ffn_down_shexp", "moe.shared_expert.down_proj"},
     {"ffn_gate_inp_shexp", "moe.shared_expert_gate"},
+    // Gemma 4's MoE layer: the norms of its two branches, the router's input scale and the
+    // per-expert output scale (".scale" tensors, ParseName).
+    {"post_ffw_norm_1", "post_ffn_norm_1"},
+    {"pre_ffw_norm_2", "pre_ffn_norm_2"},
+    {"post_ffw_norm_2", "post_ffn_norm_2"},
+    {"ffn_gate_inp.scale", "moe.router_norm.weight", false},
+    {"ffn_down_exps.scale", "moe.router.per_expert_scale", false},
     // GatedDeltaNet (qwen3next, qwen35, qwen35moe): in_proj_qkv and in_proj_z (attn_qkv +
     // attn_gate; older qwen3next files fuse them in ssm_in) are the graph's in_proj_qkvz,
     // in_proj_b and in_proj_a (ssm_beta + ssm_alpha; qwen3next's ssm_ba) its in_proj_ba.
@@ -749,6 +871,12 @@ std::optional<ParsedName> ParseName(std::string_view name) {
   }
   p.base = name.substr(0, dot);
   p.suffix = name.substr(dot + 1);
+  // "blk.N.ffn_gate_inp.scale": a scale tensor of its own, named whole (gemma4).
+  if (p.suffix == "scale" && p.layer >= 0) {
+    p.base = name;
+    p.suffix = {};
+    return p;
+  }
   if (p.suffix != "weight" && p.suffix != "bias") return std::nullopt;
   return p;
 }
