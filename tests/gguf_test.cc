@@ -761,21 +761,24 @@ TEST(GgufModel, Gemma4LayersOfTwoShapesAndTheMoeBesideTheMlp) {
   }
 }
 
+// The error building a model from `file` with metadata `key` set to `v` (added when absent),
+// or "(no error)".
+std::string MetadataError(GgufFile file, std::string_view key, const Value& v) {
+  bool found = false;
+  for (KeyValue& kv : file.metadata) {
+    if (kv.key == key) kv.value = v, found = true;
+  }
+  if (!found) file.metadata.push_back({std::string(key), v});
+  auto m = BuildGgufModel({file});
+  return m ? std::string("(no error)") : m.error().message;
+}
+
 // What Gemma 4's small models add is refused by key (per-layer embeddings, KV-sharing layers),
 // and a layer pattern that is not one bool per block is named.
 TEST(GgufModel, Gemma4SmallModelFeaturesAndBadPatternsAreNamedErrors) {
   auto base = ReadGgufHeader(kDir + "tiny-gemma4.gguf");
   ASSERT_TRUE(base.has_value());
-  auto with = [&](std::string_view key, Value v) {
-    GgufFile f = *base;
-    bool found = false;
-    for (KeyValue& kv : f.metadata) {
-      if (kv.key == key) kv.value = v, found = true;
-    }
-    if (!found) f.metadata.push_back({std::string(key), v});
-    auto m = BuildGgufModel({f});
-    return m ? std::string("(no error)") : m.error().message;
-  };
+  auto with = [&](std::string_view key, const Value& v) { return MetadataError(*base, key, v); };
   Value u32;
   u32.type = ValueType::kUint32;
   u32.scalar = uint64_t{256};
@@ -964,17 +967,7 @@ TEST(GgufModel, MismatchedGraphIsNamed) {
 TEST(GgufModel, BadMetadataIsANamedError) {
   auto base = ReadGgufHeader(kDir + "tiny-llama.gguf");
   ASSERT_TRUE(base.has_value());
-  auto with = [&](std::string_view key, Value v) {
-    GgufFile f = *base;
-    bool found = false;
-    for (KeyValue& kv : f.metadata) {
-      if (kv.key == key) kv.value = v, found = true;
-    }
-    if (!found) f.metadata.push_back({std::string(key), v});
-    auto m = BuildGgufModel({f});
-    EXPECT_FALSE(m.has_value()) << key;
-    return m ? std::string() : m.error().message;
-  };
+  auto with = [&](std::string_view key, const Value& v) { return MetadataError(*base, key, v); };
   auto str = [](std::string s) {
     Value v;
     v.type = ValueType::kString;

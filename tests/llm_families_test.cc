@@ -161,6 +161,38 @@ TEST(HfEagle3, AHeadIsItsFcItsLayerOverTwiceTheHiddenAndItsDraftVocabulary) {
             0u);
 }
 
+// A fixture config of tests/fixtures/hf/ parsed (its path in messages).
+Result<ModelSpec> ParseFixture(const std::string& file) {
+  const std::string path = std::string(OPSCOPE_SOURCE_DIR) + "/tests/fixtures/hf/" + file;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseHfConfig(text.str(), path);
+}
+
+// The parameters of a spec's step graph under its own recipe (0, with a failure, when it
+// does not build).
+uint64_t GraphParams(const ModelSpec& spec) {
+  auto recipe = ResolveRecipe(spec, {});
+  if (!recipe) {
+    ADD_FAILURE() << recipe.error().message;
+    return 0;
+  }
+  auto step = BuildStepGraph(spec, *recipe);
+  if (!step) {
+    ADD_FAILURE() << step.error().message;
+    return 0;
+  }
+  uint64_t params = 0;
+  for (const ir::Tensor& t : step->graph.tensors) {
+    if (t.role != ir::Role::kWeight) continue;
+    uint64_t n = 1;
+    for (const expr::Expr& d : t.shape) n *= static_cast<uint64_t>(d.constant());
+    params += n;
+  }
+  return params;
+}
+
 // Two real EAGLE-3 heads (SpecForge's configs, tests/fixtures/hf/SOURCES.md): parameters in
 // closed form — fc aux · H_target · H, q/k/v over 2H, o_proj, the SwiGLU MLP, the draft
 // vocabulary's LM head, four norms (input, hidden, FFN, final) — and the Qwen head's
@@ -172,27 +204,12 @@ TEST(HfEagle3, SpecForgeHeadsHaveTheirClosedFormParameters) {
   };
   for (const Head& c : {Head{"eagle3-qwen3-32b.json", 5120, 64 * 80, 8 * 80, 25600},
                         Head{"eagle3-deepseek-v3.json", 7168, 56 * 128, 8 * 128, 40960}}) {
-    const std::string path = std::string(OPSCOPE_SOURCE_DIR) + "/tests/fixtures/hf/" + c.file;
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto spec = ParseHfConfig(text.str(), path);
+    auto spec = ParseFixture(c.file);
     ASSERT_TRUE(spec) << spec.error().message;
     EXPECT_EQ(spec->eagle3.aux, 3) << c.file;
     EXPECT_EQ(spec->eagle3.draft_vocab, 32000) << c.file;
-    auto recipe = ResolveRecipe(*spec, {});
-    ASSERT_TRUE(recipe);
-    auto step = BuildStepGraph(*spec, *recipe);
-    ASSERT_TRUE(step) << step.error().message;
-    uint64_t params = 0;
-    for (const ir::Tensor& t : step->graph.tensors) {
-      if (t.role != ir::Role::kWeight) continue;
-      uint64_t n = 1;
-      for (const expr::Expr& d : t.shape) n *= static_cast<uint64_t>(d.constant());
-      params += n;
-    }
     const uint64_t h = c.hidden;
-    EXPECT_EQ(params, 3 * h * h + (c.q_width + 2 * c.kv_width) * 2 * h + c.q_width * h +
+    EXPECT_EQ(GraphParams(*spec), 3 * h * h + (c.q_width + 2 * c.kv_width) * 2 * h + c.q_width * h +
                           3 * h * c.ffn + 32000 * h + 4 * h)
         << c.file;
   }
@@ -217,11 +234,7 @@ TEST(HfEagle3, SpeculatorsHeadsReadAsTheirNativeShape) {
         Head{"speculators-eagle3-qwen3-moe.json", 4096, 4, 64 * 128, 4 * 128, 12288, true, 2048},
         Head{"speculators-eagle3-mistral-123b.json", 12288, 3, 96 * 128, 8 * 128, 28672, true,
              0}}) {
-    const std::string path = std::string(OPSCOPE_SOURCE_DIR) + "/tests/fixtures/hf/" + c.file;
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto spec = ParseHfConfig(text.str(), path);
+    auto spec = ParseFixture(c.file);
     ASSERT_TRUE(spec) << spec.error().message;
     EXPECT_EQ(spec->model_type, "llama") << c.file;
     EXPECT_EQ(spec->eagle3.aux, static_cast<int64_t>(c.aux)) << c.file;
@@ -230,19 +243,8 @@ TEST(HfEagle3, SpeculatorsHeadsReadAsTheirNativeShape) {
     EXPECT_EQ(spec->eagle3.norm_before_fc, c.norm_before_fc) << c.file;
     ASSERT_EQ(spec->layers.size(), 1u) << c.file;
     EXPECT_EQ(spec->layers[0].window, c.window) << c.file;
-    auto recipe = ResolveRecipe(*spec, {});
-    ASSERT_TRUE(recipe);
-    auto step = BuildStepGraph(*spec, *recipe);
-    ASSERT_TRUE(step) << step.error().message;
-    uint64_t params = 0;
-    for (const ir::Tensor& t : step->graph.tensors) {
-      if (t.role != ir::Role::kWeight) continue;
-      uint64_t n = 1;
-      for (const expr::Expr& d : t.shape) n *= static_cast<uint64_t>(d.constant());
-      params += n;
-    }
     const uint64_t h = c.hidden;
-    EXPECT_EQ(params, c.aux * h * h + (c.q_width + 2 * c.kv_width) * 2 * h + c.q_width * h +
+    EXPECT_EQ(GraphParams(*spec), c.aux * h * h + (c.q_width + 2 * c.kv_width) * 2 * h + c.q_width * h +
                           3 * h * c.ffn + 32000 * h + 4 * h +
                           (c.norm_before_fc ? c.aux * h : 0))
         << c.file;

@@ -661,6 +661,17 @@ TEST(Predicted, TheDraftersWeightsAndKvShareTheMemoryFit) {
   EXPECT_LT(g->dynamics->drafter_memory->max_batch, ds_run->evaluation.figures.max_batch);
 }
 
+// One Llama-3.1-8B request of 1k prompt and 256 output tokens on an H100 (the target the
+// drafting tests share).
+Request Llama8bOneRequest() {
+  Request target = Make("llama-3.1-8b", "h100-sxm");
+  target.workload.batch = 1;
+  target.workload.context = 1024;
+  target.workload.prompt = 1024;
+  target.workload.gen_len = 256;
+  return target;
+}
+
 // An EAGLE-3 head drafting for Llama-3.1-8B (the head's shape: one Llama-3.1-8B layer over
 // 2 · 4096, fc [3 · 4096 -> 4096], 32,000 draft tokens; fp16): its weights beside the target's
 // are its 424,689,664 parameters × 2 bytes (the embedding is the target's), its KV one layer's;
@@ -674,11 +685,7 @@ TEST(Predicted, AnEagle3HeadDraftsWithItsFcOnceARound) {
       "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 1,
       "vocab_size": 128256, "draft_vocab_size": 32000, "tie_word_embeddings": false,
       "torch_dtype": "float16"})";
-  Request target = Make("llama-3.1-8b", "h100-sxm");
-  target.workload.batch = 1;
-  target.workload.context = 1024;
-  target.workload.prompt = 1024;
-  target.workload.gen_len = 256;
+  Request target = Llama8bOneRequest();
   auto run = RunLlm(target);
   ASSERT_TRUE(run) << run.error().message;
   auto p = ServingPredictor::Make(run->serving, target.degrees, "vllm");
@@ -749,11 +756,7 @@ TEST(Predicted, AnEagle3HeadDraftsWithItsFcOnceARound) {
 // and the prediction says so. Its fc is the once-a-round node, and so are the norms a newer
 // head puts before fc, not the layer's own input norm.
 TEST(Predicted, ASpeculatorsHeadSavedInFloat32DraftsIn16Bits) {
-  Request target = Make("llama-3.1-8b", "h100-sxm");
-  target.workload.batch = 1;
-  target.workload.context = 1024;
-  target.workload.prompt = 1024;
-  target.workload.gen_len = 256;
+  Request target = Llama8bOneRequest();
   auto run = RunLlm(target);
   ASSERT_TRUE(run) << run.error().message;
   auto p = ServingPredictor::Make(run->serving, target.degrees, "vllm");
