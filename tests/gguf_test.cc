@@ -761,6 +761,43 @@ TEST(GgufModel, Gemma4LayersOfTwoShapesAndTheMoeBesideTheMlp) {
   }
 }
 
+// Seed-OSS: a Llama layer with q/k/v biases whose FFN norm llama.cpp stores as
+// post_attention_norm; ERNIE-4.5 MoE: a leading dense layer, then experts beside two shared
+// experts, softmax routing with the score-correction bias, a tied embedding. Each file builds
+// the weights its model's HF config builds, element for element, and its bytes exactly.
+TEST(GgufModel, SeedOssAndErnie45MoeAsTheirConfigs) {
+  const Loaded seed = Load("tiny-seed-oss.gguf");
+  EXPECT_EQ(seed.model.spec.model_type, "seed_oss");
+  EXPECT_TRUE(seed.model.spec.attn.qkv_bias);
+  EXPECT_FALSE(seed.model.spec.attn.o_bias);
+  EXPECT_TRUE(seed.model.unused_tensors.empty());
+  ExpectExactWeightBytes(seed, "tiny-seed-oss.gguf");
+  constexpr std::string_view kSeed = R"({"model_type": "seed_oss", "hidden_size": 64,
+      "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "intermediate_size": 128, "attention_bias": true,
+      "attention_out_bias": false, "vocab_size": 64, "tie_word_embeddings": false})";
+  EXPECT_EQ(WeightElements(seed.step.graph), WeightElements(ConfigGraph(kSeed, "seed_oss")));
+
+  const Loaded ernie = Load("tiny-ernie4_5-moe.gguf");
+  const hf::ModelSpec& s = ernie.model.spec;
+  EXPECT_EQ(s.model_type, "ernie4_5_moe");
+  EXPECT_EQ(s.layers[0].ffn, hf::Ffn::kDense);
+  EXPECT_EQ(s.layers[1].ffn, hf::Ffn::kMoe);
+  EXPECT_EQ(s.moe.shared_intermediate, 64);
+  EXPECT_TRUE(s.moe.score_correction_bias);
+  EXPECT_FALSE(s.moe.sigmoid_scores);
+  EXPECT_TRUE(s.tie_embeddings);
+  EXPECT_TRUE(ernie.model.unused_tensors.empty());
+  ExpectExactWeightBytes(ernie, "tiny-ernie4_5-moe.gguf");
+  constexpr std::string_view kErnie = R"({"model_type": "ernie4_5_moe", "hidden_size": 64,
+      "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "intermediate_size": 128, "moe_intermediate_size": 32, "moe_num_experts": 4, "moe_k": 2,
+      "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_interval": 1,
+      "use_bias": false, "vocab_size": 64, "tie_word_embeddings": true})";
+  EXPECT_EQ(WeightElements(ernie.step.graph),
+            WeightElements(ConfigGraph(kErnie, "ernie4_5_moe")));
+}
+
 // The error building a model from `file` with metadata `key` set to `v` (added when absent),
 // or "(no error)".
 std::string MetadataError(GgufFile file, std::string_view key, const Value& v) {
@@ -985,7 +1022,7 @@ TEST(GgufModel, BadMetadataIsANamedError) {
             origin + "metadata 'general.architecture': \"rwkv7\" is not supported (supported: "
                      "llama, mistral3, qwen2, qwen2moe, qwen3, qwen3moe, qwen3next, qwen35, "
                      "qwen35moe, gemma2, gemma3, gemma4, phi3, deepseek2, glm4moe, minimax-m2, "
-                     "nemotron_h, nemotron_h_moe, gpt-oss, gptoss)");
+                     "nemotron_h, nemotron_h_moe, gpt-oss, gptoss, seed_oss, ernie4_5-moe)");
   EXPECT_EQ(with("general.architecture", u32(1)),
             origin + "metadata 'general.architecture': expected a string, got uint32");
   EXPECT_EQ(with("llama.attention.head_count_kv", u32(3)),

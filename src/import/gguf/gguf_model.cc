@@ -209,6 +209,7 @@ std::string ModelTypeFor(std::string_view arch, bool moe) {
   if (arch == "minimax-m2") return "minimax_m2";
   if (arch == "nemotron_h_moe") return "nemotron_h";
   if (arch == "gpt-oss" || arch == "gptoss") return "gpt_oss";
+  if (arch == "ernie4_5-moe") return "ernie4_5_moe";
   return std::string(arch);
 }
 
