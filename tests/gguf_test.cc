@@ -798,6 +798,35 @@ TEST(GgufModel, SeedOssAndErnie45MoeAsTheirConfigs) {
             WeightElements(ConfigGraph(kErnie, "ernie4_5_moe")));
 }
 
+// Llama 4 (make_gguf.py's Maverick pattern): MoE where ffn_gate_inp is (every second layer)
+// beside a shared expert, dense MLPs between; layer 3 global without RoPE, the others chunked
+// over 8192 tokens; a weightless q/k norm; sigmoid routing; rope_freqs outside the step graph.
+// The file builds the weights its HF config builds, element for element, and its bytes.
+TEST(GgufModel, Llama4ChunkedAndGlobalNopeLayersAndInterleavedMoe) {
+  const Loaded l = Load("tiny-llama4.gguf");
+  const hf::ModelSpec& s = l.model.spec;
+  EXPECT_EQ(s.model_type, "llama4_text");
+  for (int64_t i = 0; i < 4; ++i) {
+    const hf::LayerSpec& layer = s.layers[static_cast<size_t>(i)];
+    EXPECT_EQ(layer.rope, i != 3) << i;
+    EXPECT_EQ(layer.chunk, i != 3 ? 8192 : 0) << i;
+    EXPECT_EQ(layer.ffn, i % 2 == 1 ? hf::Ffn::kMoe : hf::Ffn::kDense) << i;
+  }
+  EXPECT_TRUE(s.attn.qk_norm && s.attn.qk_norm_weightless);
+  EXPECT_TRUE(s.moe.sigmoid_scores);
+  EXPECT_EQ(s.moe.shared_intermediate, 32);
+  EXPECT_EQ(s.mlp.intermediate, 128);
+  EXPECT_EQ(l.model.unused_tensors, std::vector<std::string>{"rope_freqs.weight"});
+  ExpectExactWeightBytes(l, "tiny-llama4.gguf");
+  constexpr std::string_view kConfig = R"({"model_type": "llama4_text", "hidden_size": 64,
+      "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "intermediate_size": 32, "intermediate_size_mlp": 128,
+      "num_local_experts": 4, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2,
+      "use_qk_norm": true, "attention_chunk_size": 8192, "vocab_size": 64,
+      "tie_word_embeddings": false})";
+  EXPECT_EQ(WeightElements(l.step.graph), WeightElements(ConfigGraph(kConfig, "llama4_text")));
+}
+
 // The error building a model from `file` with metadata `key` set to `v` (added when absent),
 // or "(no error)".
 std::string MetadataError(GgufFile file, std::string_view key, const Value& v) {
@@ -1022,7 +1051,7 @@ TEST(GgufModel, BadMetadataIsANamedError) {
             origin + "metadata 'general.architecture': \"rwkv7\" is not supported (supported: "
                      "llama, mistral3, qwen2, qwen2moe, qwen3, qwen3moe, qwen3next, qwen35, "
                      "qwen35moe, gemma2, gemma3, gemma4, phi3, deepseek2, glm4moe, minimax-m2, "
-                     "nemotron_h, nemotron_h_moe, gpt-oss, gptoss, seed_oss, ernie4_5-moe)");
+                     "nemotron_h, nemotron_h_moe, gpt-oss, gptoss, seed_oss, ernie4_5-moe, llama4)");
   EXPECT_EQ(with("general.architecture", u32(1)),
             origin + "metadata 'general.architecture': expected a string, got uint32");
   EXPECT_EQ(with("llama.attention.head_count_kv", u32(3)),

@@ -210,6 +210,7 @@ std::string ModelTypeFor(std::string_view arch, bool moe) {
   if (arch == "nemotron_h_moe") return "nemotron_h";
   if (arch == "gpt-oss" || arch == "gptoss") return "gpt_oss";
   if (arch == "ernie4_5-moe") return "ernie4_5_moe";
+  if (arch == "llama4") return "llama4_text";
   return std::string(arch);
 }
 
@@ -417,6 +418,12 @@ Result<void> ReadAttention(Context& c) {
   // head, {hidden, 2 · head_dim · head_count}; the output is multiplied by sigmoid(gate).
   if (IsQwenHybrid(c.arch)) a.output_gate = true;
   if (IsNemotronH(c.arch)) a.rope = false;  // Nemotron-H attention has no positional encoding
+  if (c.arch == "llama4") {
+    // llama.cpp's llama4: a weightless L2 norm of q and k on the RoPE layers, for every model
+    // but the 128-expert one (use_kq_norm = type != 17B_128E: Scout has it, Maverick not).
+    OPSCOPE_TRY(experts, c.keys.Int("expert_count", 0));
+    a.qk_norm = a.qk_norm_weightless = experts.value_or(0) != 128;
+  }
   return {};
 }
 
@@ -571,6 +578,30 @@ Result<void> ReadWindows(Context& c) {
       if (e.AsBool().value_or(false)) c.spec.layers[static_cast<size_t>(i)].window = w;
     }
     return {};
+  } else if (c.arch == "llama4") {
+    // llama.cpp's llama4 loader: every fourth layer (1-based) is a global layer without RoPE
+    // (n_no_rope_layer_step, hard-coded 4); the others attend within chunks of 8192 tokens
+    // (n_swa set to 8192 whatever attention.sliding_window says, unless it is 0, MobileLLM's
+    // full attention with only the last layer NoPE); the chunked layers are those with
+    // i % period < period − 1, period attention.sliding_window_pattern (default 4).
+    OPSCOPE_TRY(w, c.keys.Int("attention.sliding_window", 0));
+    const int64_t layers = c.spec.num_layers();
+    if (w && *w == 0) {
+      c.spec.layers[static_cast<size_t>(layers - 1)].rope = false;
+      return {};
+    }
+    OPSCOPE_TRY(chunk_period, c.keys.Int("attention.sliding_window_pattern", 2));
+    const int64_t every = chunk_period.value_or(4);
+    constexpr int64_t kLlama4Chunk = 8192;
+    for (int64_t i = 0; i < layers; ++i) {
+      hf::LayerSpec& l = c.spec.layers[static_cast<size_t>(i)];
+      l.rope = (i + 1) % 4 != 0;
+      if (i % every < every - 1) l.chunk = kLlama4Chunk;
+    }
+    c.spec.assumptions.push_back("GGUF llama4: layers chunked over 8192 tokens with RoPE, every "
+                                 "fourth a global layer without RoPE (llama.cpp's fixed Llama-4 "
+                                 "pattern)");
+    return {};
   } else if (c.arch == "phi3") {
     OPSCOPE_TRY(w, c.keys.Int("attention.sliding_window", 0));
     if (w && *w > 0) {
@@ -673,7 +704,7 @@ Result<void> ReadMoe(Context& c) {
     return c.keys.Fail("expert_gating_func", std::to_string(*gating) +
                                                  " is neither 1 (softmax) nor 2 (sigmoid)");
   }
-  m.sigmoid_scores = gating.value_or(1) == 2;
+  m.sigmoid_scores = gating.value_or(1) == 2 || c.arch == "llama4";  // llama4: hard-coded
   if (IsNemotronH(c.arch)) {
     // llama.cpp's Nemotron-H builder routes by sigmoid whatever the key says (the converter
     // writes none); latent MoE: ffn_latent_down {hidden, latent} before the experts.

@@ -47,7 +47,7 @@ namespace opscope::import::gguf {
 inline constexpr std::string_view kSupportedArchitectures[] = {
     "llama", "mistral3", "qwen2", "qwen2moe", "qwen3", "qwen3moe", "qwen3next", "qwen35",
     "qwen35moe", "gemma2", "gemma3", "gemma4", "phi3", "deepseek2", "glm4moe", "minimax-m2",
-    "nemotron_h", "nemotron_h_moe", "gpt-oss", "gptoss", "seed_oss", "ernie4_5-moe"};
+    "nemotron_h", "nemotron_h_moe", "gpt-oss", "gptoss", "seed_oss", "ernie4_5-moe", "llama4"};
 
 // One step-graph weight group and the GGUF tensors that hold it: usually one to one; a
 // fused graph weight (gate_up_proj) takes two tensors; phi3's fused attn_qkv gives three
