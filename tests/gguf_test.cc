@@ -827,6 +827,40 @@ TEST(GgufModel, Llama4ChunkedAndGlobalNopeLayersAndInterleavedMoe) {
   EXPECT_EQ(WeightElements(l.step.graph), WeightElements(ConfigGraph(kConfig, "llama4_text")));
 }
 
+// Gemma 4 E2B's features (make_gguf.py's tiny-gemma4-e2b.gguf): per-layer embeddings of 32
+// from a 64-row table, the last two blocks reading an earlier block's KV — their attn_k,
+// attn_v and attn_k_norm, kept in the file, left out of the step graph and listed — with an MLP
+// twice as wide. The file builds the weights its HF config builds, element for element, and
+// its bytes exactly (the left-out tensors among the unused).
+TEST(GgufModel, Gemma4E2bPerLayerEmbeddingsAndSharedKv) {
+  const Loaded l = Load("tiny-gemma4-e2b.gguf");
+  const hf::ModelSpec& s = l.model.spec;
+  EXPECT_EQ(s.per_layer_width, 32);
+  EXPECT_EQ(s.per_layer_vocab, 64);
+  EXPECT_EQ(s.mlp.intermediate, 64);
+  for (int64_t i = 0; i < 5; ++i) {
+    const hf::LayerSpec& layer = s.layers[static_cast<size_t>(i)];
+    EXPECT_EQ(layer.kv_shared, i >= 3) << i;
+    EXPECT_EQ(layer.ffn_width, i >= 3 ? 128 : 0) << i;
+    EXPECT_FALSE(layer.k_eq_v) << i;
+  }
+  std::vector<std::string> unused = l.model.unused_tensors;
+  std::sort(unused.begin(), unused.end());
+  EXPECT_EQ(unused, (std::vector<std::string>{
+                        "blk.3.attn_k.weight", "blk.3.attn_k_norm.weight", "blk.3.attn_v.weight",
+                        "blk.4.attn_k.weight", "blk.4.attn_k_norm.weight", "blk.4.attn_v.weight"}));
+  ExpectExactWeightBytes(l, "tiny-gemma4-e2b.gguf");
+  constexpr std::string_view kConfig = R"({"model_type": "gemma4_text", "hidden_size": 64,
+      "num_hidden_layers": 5, "num_attention_heads": 2, "num_key_value_heads": 1,
+      "head_dim": 16, "global_head_dim": 32, "intermediate_size": 64, "sliding_window": 16,
+      "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention",
+      "sliding_attention", "full_attention"], "num_kv_shared_layers": 2,
+      "use_double_wide_mlp": true, "hidden_size_per_layer_input": 32,
+      "vocab_size_per_layer_input": 64, "attention_k_eq_v": false,
+      "hidden_activation": "gelu_pytorch_tanh", "vocab_size": 64, "tie_word_embeddings": true})";
+  EXPECT_EQ(WeightElements(l.step.graph), WeightElements(ConfigGraph(kConfig, "gemma4_text")));
+}
+
 // The error building a model from `file` with metadata `key` set to `v` (added when absent),
 // or "(no error)".
 std::string MetadataError(GgufFile file, std::string_view key, const Value& v) {
@@ -839,8 +873,9 @@ std::string MetadataError(GgufFile file, std::string_view key, const Value& v) {
   return m ? std::string("(no error)") : m.error().message;
 }
 
-// What Gemma 4's small models add is refused by key (per-layer embeddings, KV-sharing layers),
-// and a layer pattern that is not one bool per block is named.
+// Gemma 4's small-model keys must agree with the file (a per-layer width needs its table, the
+// KV-sharing blocks must leave one that owns KV), and a layer pattern that is not one bool per
+// block is named.
 TEST(GgufModel, Gemma4SmallModelFeaturesAndBadPatternsAreNamedErrors) {
   auto base = ReadGgufHeader(kDir + "tiny-gemma4.gguf");
   ASSERT_TRUE(base.has_value());
@@ -855,12 +890,12 @@ TEST(GgufModel, Gemma4SmallModelFeaturesAndBadPatternsAreNamedErrors) {
   bools.array = {true, true, false};
   const std::string origin = kDir + "tiny-gemma4.gguf: metadata 'gemma4.";
   EXPECT_EQ(with("gemma4.embedding_length_per_layer_input", u32),
-            origin + "embedding_length_per_layer_input': 256: per-layer embeddings (Gemma-4 E2B "
-                     "/ E4B) are not modelled");
-  u32.scalar = uint64_t{2};
+            origin + "embedding_length_per_layer_input': 256, but the file has no "
+                     "'per_layer_token_embd.weight' of ne [1536 (blocks x 256), vocabulary size]");
+  u32.scalar = uint64_t{6};
   EXPECT_EQ(with("gemma4.attention.shared_kv_layers", u32),
-            origin + "attention.shared_kv_layers': 2: KV-sharing layers (Gemma-4 E2B / E4B) are "
-                     "not modelled");
+            origin + "attention.shared_kv_layers': 6 is not below block_count 6 (the shared "
+                     "blocks read an earlier block's KV)");
   EXPECT_EQ(with("gemma4.attention.sliding_window_pattern", bools),
             origin + "attention.sliding_window_pattern': has 3 entries, block_count is 6");
   EXPECT_EQ(with("gemma4.attention.sliding_window_pattern", u32),

@@ -1016,7 +1016,49 @@ TEST(HfFamilies, Gemma4Dense31bNvfp4) {
   EXPECT_EQ(b.figures.kv_bytes_per_token, 10u * 2 * 4 * 512 * 1);
 }
 
-// What only Gemma-4 E2B / E4B use is refused by name, and so is a config without layer_types.
+// Gemma-4 E2B (transformers' convert_gemma4_weights.py variant: 35 layers of 1536, 8 heads of
+// 256 with 1 KV head on the sliding layers, 512 on every fifth (full) layer, MLP 6144; the last
+// 20 layers share KV and their MLP is double wide; per-layer embeddings of 256 from a 262,144-row
+// table), in closed form: per layer q / o (and k / v with their q/k norms only where the layer
+// owns its KV), four norms, the MLP, the per-layer input gate [1536 -> 256], projection
+// [256 -> 1536] and norm; the tied embedding, the per-layer table [262144, 35 · 256], the
+// projection [1536 -> 35 · 256] and its 256-wide norm, the final norm. The KV cache holds the
+// 15 owning layers only (3 full, 12 sliding), and the per-layer table is an embedding.
+TEST(HfFamilies, Gemma4E2bPerLayerEmbeddingsAndSharedKv) {
+  std::string layer_types;
+  for (int i = 0; i < 35; ++i) {
+    layer_types += std::string(i ? ", " : "") +
+                   ((i + 1) % 5 == 0 ? "\"full_attention\"" : "\"sliding_attention\"");
+  }
+  const std::string config = R"({"model_type": "gemma4_text", "hidden_size": 1536,
+      "intermediate_size": 6144, "num_hidden_layers": 35, "num_attention_heads": 8,
+      "num_key_value_heads": 1, "num_global_key_value_heads": null, "head_dim": 256,
+      "global_head_dim": 512, "num_kv_shared_layers": 20, "hidden_size_per_layer_input": 256,
+      "vocab_size_per_layer_input": 262144, "use_double_wide_mlp": true,
+      "attention_k_eq_v": false, "enable_moe_block": false, "tie_word_embeddings": true,
+      "sliding_window": 512, "vocab_size": 262144, "hidden_activation": "gelu_pytorch_tanh",
+      "dtype": "bfloat16", "layer_types": [)" + layer_types + "]}";
+  const Built b = testing::BuildJson(config, "gemma-4-e2b");
+  const uint64_t h = 1536, v = 262144, p = 256, layers = 35;
+  uint64_t total = v * h + v * layers * p + h * layers * p + p + h;
+  uint64_t kv_per_token = 0;
+  for (uint64_t i = 0; i < layers; ++i) {
+    const bool full = (i + 1) % 5 == 0, shared = i >= 15;
+    const uint64_t d = full ? 512 : 256;
+    total += 2 * h * 8 * d + 4 * h + 3 * h * (shared ? 12288 : 6144) + 2 * h * p + h;
+    total += d;  // q_norm
+    if (!shared) {
+      total += 2 * h * 1 * d + d;  // k_proj, v_proj, k_norm
+      if (full) kv_per_token += 2 * 1 * d * 2;
+    }
+  }
+  EXPECT_EQ(b.figures.params_total, total);
+  EXPECT_EQ(b.figures.params_embedding, v * h + v * layers * p);
+  EXPECT_EQ(b.figures.kv_bytes_per_token, kv_per_token);  // the 3 full layers that own KV
+  EXPECT_EQ(kv_per_token, 3u * 2 * 512 * 2);
+}
+
+// A config without layer_types is refused, and so is one whose sliding layers have no window.
 TEST(HfFamilies, Gemma4RefusesWhatItDoesNotModel) {
   const std::string json = Config("gemma-4-26b-a4b.json");
   auto with = [&](std::string_view from, std::string_view to) {
@@ -1025,12 +1067,9 @@ TEST(HfFamilies, Gemma4RefusesWhatItDoesNotModel) {
     EXPECT_NE(at, std::string::npos) << from;
     return at == std::string::npos ? j : j.replace(at, from.size(), to);
   };
-  EXPECT_EQ(ParseError(with("\"hidden_size_per_layer_input\": 0", "\"hidden_size_per_layer_input\": 256")),
-            "config.json: field 'text_config.hidden_size_per_layer_input': 256: per-layer "
-            "embeddings (Gemma-4 E2B / E4B) are not modelled");
-  EXPECT_EQ(ParseError(with("\"num_kv_shared_layers\": 0", "\"num_kv_shared_layers\": 20")),
-            "config.json: field 'text_config.num_kv_shared_layers': 20: KV-sharing layers "
-            "(Gemma-4 E2B / E4B) are not modelled");
+  EXPECT_EQ(ParseError(with("\"num_kv_shared_layers\": 0", "\"num_kv_shared_layers\": 30")),
+            "config.json: field 'text_config.num_kv_shared_layers': 30 is not below "
+            "num_hidden_layers 30 (the shared layers read an earlier layer's KV)");
   // No default window: sliding layers need sliding_window.
   EXPECT_EQ(ParseError(with("\"sliding_window\": 1024,", "")),
             "config.json: field 'text_config.layer_types': layer 0 is sliding_attention but "

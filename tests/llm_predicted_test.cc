@@ -783,6 +783,33 @@ TEST(Predicted, ASpeculatorsHeadSavedInFloat32DraftsIn16Bits) {
   EXPECT_FALSE(import::hf::IsEagle3OncePerRound("layers.0.input_norm"));
 }
 
+// A model with Gemma-4 per-layer embeddings computes every layer's per-layer input on the first
+// pipeline stage: split across stages it is refused, naming --pp and why.
+TEST(Predicted, PerLayerEmbeddingsAcrossPipelineStagesAreRefusedByName) {
+  const auto config = std::filesystem::temp_directory_path() /
+                      ("opscope_ple_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(config) << R"({"model_type": "gemma4_text", "hidden_size": 256,
+      "intermediate_size": 512, "num_hidden_layers": 4, "num_attention_heads": 2,
+      "num_key_value_heads": 1, "head_dim": 64, "global_head_dim": 128,
+      "hidden_size_per_layer_input": 32, "vocab_size_per_layer_input": 1024,
+      "vocab_size": 1024, "sliding_window": 64, "dtype": "bfloat16", "layer_types":
+      ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"]})";
+  const opscope::testing::Outcome ok = opscope::testing::RunOpscope(
+      opscope::testing::Args("llm " + config.string() + " --device h100-sxm"));
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  const opscope::testing::Outcome split = opscope::testing::RunOpscope(
+      opscope::testing::Args("llm " + config.string() + " --device h100-sxm --pp 2"));
+  EXPECT_EQ(split.status, 2);
+  EXPECT_NE(split.err.find("option '--pp': a device's share does not fit the recipe"),
+            std::string::npos)
+      << split.err;
+  EXPECT_NE(split.err.find("per-layer embeddings (Gemma-4 E2B / E4B) are not modelled across "
+                           "pipeline stages"),
+            std::string::npos)
+      << split.err;
+  std::filesystem::remove(config);
+}
+
 // The draft model's errors name --draft-model: a model opscope cannot open, another vocabulary
 // (a draft proposes the target's tokens; a table padded within 128 rows is the same one), a
 // split the draft cannot take; and the options go together (draft:N with --draft-model, mtp:N

@@ -164,7 +164,9 @@ Result<Serving> Serving::Build(std::shared_ptr<const ModelBuild> build, Deployme
                                const device::Device& device) {
   std::optional<Error> unfit;
   const std::string origin = build->model.origin;
-  const char* option = deployment.tp > 1 ? "--tp" : "--ep";
+  // The degree whose split the recipe cannot take: tensor parallelism first, then pipeline
+  // stages (a stage without the model's first layers), then expert parallelism.
+  const char* option = deployment.tp > 1 ? "--tp" : deployment.pp > 1 ? "--pp" : "--ep";
   auto s = Make(std::move(build), std::move(deployment), device, unfit);
   if (!s) return std::unexpected(s.error());
   if (!*s) {

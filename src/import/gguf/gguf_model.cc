@@ -364,7 +364,8 @@ Result<void> ReadGemma4Attention(Context& c) {
     if (kinds[1].kv_heads != a.kv_heads) l.kv_heads = kinds[1].kv_heads;
   }
   for (int64_t i : all) {
-    c.spec.layers[static_cast<size_t>(i)].k_eq_v = !c.tensors.HasLayer(i, "attn_v.weight");
+    hf::LayerSpec& l = c.spec.layers[static_cast<size_t>(i)];
+    l.k_eq_v = !l.kv_shared && !c.tensors.HasLayer(i, "attn_v.weight");
   }
   a.qk_norm = c.FirstOf(all, "attn_q_norm.weight") != nullptr;
   a.v_norm = true;
@@ -632,9 +633,25 @@ Activation ActivationOf(const Context& c) {
   return Activation::kSiluGated;
 }
 
+// Gemma 4's feed_forward_length may be per layer (the converter writes an array when the
+// KV-sharing blocks' MLP is double wide): the first layer's width is the model's, a layer of
+// another width keeps its own.
+Result<void> ReadGemma4MlpWidths(Context& c, const std::vector<int64_t>& layers) {
+  for (int64_t i : layers) {
+    OPSCOPE_TRY(width, c.keys.Uniform("feed_forward_length", {i}, c.blocks));
+    if (!width) return c.keys.Fail("feed_forward_length", "missing (required for architecture "
+                                                          "'gemma4')");
+    if (c.spec.mlp.intermediate == 0) c.spec.mlp.intermediate = *width;
+    if (*width != c.spec.mlp.intermediate) c.spec.layers[static_cast<size_t>(i)].ffn_width = *width;
+  }
+  c.spec.mlp.act = ActivationOf(c);
+  return {};
+}
+
 Result<void> ReadDenseMlp(Context& c) {
   const std::vector<int64_t> dense = c.LayersWith(Ffn::kDense);
   if (dense.empty()) return {};
+  if (c.arch == "gemma4") return ReadGemma4MlpWidths(c, dense);
   OPSCOPE_TRY(width, c.keys.Uniform("feed_forward_length", dense, c.blocks));
   if (!width) return c.keys.Fail("feed_forward_length", "missing (required for architecture '" +
                                                               c.arch + "')");
@@ -676,11 +693,7 @@ Result<void> ReadMoe(Context& c) {
     // Gemma 4's MoE layer keeps its dense MLP beside the experts (feed_forward_length wide);
     // the router reads a weightless RMSNorm of the residual times ffn_gate_inp.scale, and
     // each expert's output is scaled by ffn_down_exps.scale (llama.cpp's gemma4 builder).
-    OPSCOPE_TRY(dense, c.keys.Uniform("feed_forward_length", moe, c.blocks));
-    if (!dense) return c.keys.Fail("feed_forward_length", "missing (required for architecture "
-                                                          "'gemma4')");
-    c.spec.mlp.intermediate = *dense;
-    c.spec.mlp.act = m.act;
+    if (auto ok = ReadGemma4MlpWidths(c, moe); !ok) return ok;
     m.parallel_dense = true;
     m.router_norm = true;
   }
@@ -719,21 +732,37 @@ Result<void> ReadMoe(Context& c) {
   return {};
 }
 
-// What Gemma 4's small models (E2B, E4B) add and opscope does not model, refused by key as the
-// HF reader refuses hidden_size_per_layer_input and num_kv_shared_layers.
+// What Gemma 4's small models (E2B, E4B) add, as llama.cpp's gemma4 loader reads it:
+// per-layer embeddings (embedding_length_per_layer_input P: per_layer_token_embd
+// {layers · P, vocabulary}, per_layer_model_proj, per_layer_proj_norm; per block inp_gate,
+// proj, post_norm) and the last attention.shared_kv_layers blocks reading an earlier block's
+// KV (their attn_k / attn_v, where the file keeps them, are not run: left out). Their wider
+// MLP comes from the per-layer feed_forward_length (ReadDenseMlp).
 Result<void> ReadSmallGemma4(Context& c) {
   if (c.arch != "gemma4") return {};
+  const int64_t layers = c.spec.num_layers();
   OPSCOPE_TRY(ple, c.keys.Int("embedding_length_per_layer_input", 0));
   if (ple && *ple > 0) {
-    return c.keys.Fail("embedding_length_per_layer_input",
-                       std::to_string(*ple) + ": per-layer embeddings (Gemma-4 E2B / E4B) are "
-                       "not modelled");
+    const TensorInfo* table = c.tensors.Find("per_layer_token_embd.weight");
+    if (table == nullptr || table->ne.size() != 2 || table->ne[0] != layers * *ple ||
+        table->ne[1] < 1 || table->ne[1] > kMaxValue) {
+      return c.keys.Fail("embedding_length_per_layer_input",
+                         std::to_string(*ple) + ", but the file has no "
+                         "'per_layer_token_embd.weight' of ne [" + std::to_string(layers * *ple) +
+                             " (blocks x " + std::to_string(*ple) + "), vocabulary size]");
+    }
+    c.spec.per_layer_width = *ple;
+    c.spec.per_layer_vocab = table->ne[1];
   }
   OPSCOPE_TRY(shared, c.keys.Int("attention.shared_kv_layers", 0));
-  if (shared && *shared > 0) {
+  if (shared && *shared >= layers) {
     return c.keys.Fail("attention.shared_kv_layers",
-                       std::to_string(*shared) + ": KV-sharing layers (Gemma-4 E2B / E4B) are "
-                       "not modelled");
+                       std::to_string(*shared) + " is not below block_count " +
+                           std::to_string(layers) + " (the shared blocks read an earlier "
+                           "block's KV)");
+  }
+  for (int64_t i = layers - shared.value_or(0); i < layers; ++i) {
+    c.spec.layers[static_cast<size_t>(i)].kv_shared = true;
   }
   return {};
 }
@@ -835,6 +864,10 @@ constexpr NameRule kLayerRules[] = {
     {"post_ffw_norm_2", "post_ffn_norm_2"},
     {"ffn_gate_inp.scale", "moe.router_norm.weight", false},
     {"ffn_down_exps.scale", "moe.router.per_expert_scale", false},
+    // Gemma 4 E2B / E4B: each block's per-layer-input branch.
+    {"inp_gate", "per_layer_input_gate"},
+    {"proj", "per_layer_projection"},
+    {"post_norm", "post_per_layer_input_norm"},
     // GatedDeltaNet (qwen3next, qwen35, qwen35moe): in_proj_qkv and in_proj_z (attn_qkv +
     // attn_gate; older qwen3next files fuse them in ssm_in) are the graph's in_proj_qkvz,
     // in_proj_b and in_proj_a (ssm_beta + ssm_alpha; qwen3next's ssm_ba) its in_proj_ba.
@@ -867,6 +900,10 @@ constexpr NameRule kGlobalRules[] = {
     {"token_embd", "embed_tokens"},
     {"output", "lm_head"},
     {"output_norm", "final_norm"},
+    // Gemma 4 E2B / E4B per-layer embeddings.
+    {"per_layer_token_embd", "embed_tokens_per_layer"},
+    {"per_layer_model_proj", "per_layer_model_projection"},
+    {"per_layer_proj_norm", "per_layer_projection_norm"},
 };
 
 // The step-graph names of one GGUF tensor (empty: none) and the fused attention name its
@@ -931,6 +968,12 @@ GraphNames NamesOf(const hf::ModelSpec& spec, std::string_view tensor) {
             (r.where == Where::kMamba2 && mixer == Mixer::kMamba2) ||
             (r.where == Where::kNoMixer && mixer == Mixer::kNone));
   };
+  // A block that reads an earlier block's KV runs no k/v projection or k norm of its own
+  // (Gemma 4 files may keep them): not in the step graph.
+  if (p.layer >= 0 && spec.layers[static_cast<size_t>(p.layer)].kv_shared &&
+      (p.base == "attn_k" || p.base == "attn_v" || p.base == "attn_k_norm")) {
+    return out;
+  }
   const auto rule = std::find_if(rules.begin(), rules.end(), applies);
   // A suffixed graph name needs the tensor's suffix ("blk.3.attn_q" alone names nothing).
   if (rule == rules.end() || (rule->suffixed && p.suffix.empty())) return out;

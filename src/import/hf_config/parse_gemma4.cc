@@ -7,8 +7,14 @@
 //  * with enable_moe_block, routed experts (num_experts, top_k_experts, moe_intermediate_size)
 //    beside the dense MLP in every layer, with a normed-and-scaled router input and a
 //    per-expert output scale (step_graph.cc DenseBesideExperts).
-// Per-layer embeddings (hidden_size_per_layer_input) and KV-sharing layers
-// (num_kv_shared_layers), which only the small E2B / E4B models use, are refused by name.
+// The small E2B / E4B models add (transformers' Gemma4TextModel / Gemma4TextDecoderLayer):
+//  * per-layer embeddings (hidden_size_per_layer_input P, vocab_size_per_layer_input): a table
+//    [vocab, layers · P] looked up per token, plus the main embeddings projected to layers · P
+//    and normed per P; each layer gates its P-wide slice into a residual branch after the MLP
+//    (step_graph.cc PerLayerInput);
+//  * KV-sharing layers (num_kv_shared_layers S): the last S layers read the KV of an earlier
+//    layer of their kind — no k/v projections (transformers builds none), no cache of their
+//    own; with use_double_wide_mlp their MLP is twice intermediate_size.
 #include <string>
 
 #include "import/hf_config/config_reader.h"
@@ -68,21 +74,33 @@ Result<void> ReadMoeBlock(const Reader& r) {
   return {};
 }
 
-// What the E2B / E4B models add and opscope does not model: refused, naming the field.
-Result<void> RefuseSmallModelFeatures(const Reader& r) {
+// What the E2B / E4B models add: per-layer embeddings, KV-sharing layers and their wider MLP
+// (Gemma4TextMLP: intermediate_size · 2 where use_double_wide_mlp and the layer shares KV).
+Result<void> ReadSmallModelFeatures(const Reader& r) {
+  ModelSpec& spec = r.spec();
   OPSCOPE_TRY(ple, r.CountOr("hidden_size_per_layer_input", 0));
+  OPSCOPE_TRY(ple_vocab, r.CountOr("vocab_size_per_layer_input", spec.vocab));
   if (ple > 0) {
-    return r.Fail("hidden_size_per_layer_input",
-                  std::to_string(ple) +
-                      ": per-layer embeddings (Gemma-4 E2B / E4B) are not modelled");
+    if (ple_vocab < 1) {
+      return r.Fail("vocab_size_per_layer_input", "0, but hidden_size_per_layer_input is " +
+                                                      std::to_string(ple));
+    }
+    spec.per_layer_width = ple;
+    spec.per_layer_vocab = ple_vocab;
   }
-  OPSCOPE_CHECK(r.CountOr("vocab_size_per_layer_input", 0));  // sizes the PLE table only
+  const int64_t layers = spec.num_layers();
   OPSCOPE_TRY(shared, r.CountOr("num_kv_shared_layers", 0));
-  if (shared > 0) {
-    return r.Fail("num_kv_shared_layers",
-                  std::to_string(shared) + ": KV-sharing layers (Gemma-4 E2B / E4B) are not modelled");
+  if (shared >= layers) {
+    return r.Fail("num_kv_shared_layers", std::to_string(shared) + " is not below "
+                                          "num_hidden_layers " + std::to_string(layers) +
+                                          " (the shared layers read an earlier layer's KV)");
   }
-  OPSCOPE_CHECK(r.BoolOr("use_double_wide_mlp", false));  // widens KV-sharing layers only
+  OPSCOPE_TRY(double_wide, r.BoolOr("use_double_wide_mlp", false));
+  for (int64_t i = layers - shared; i < layers; ++i) {
+    LayerSpec& l = spec.layers[static_cast<size_t>(i)];
+    l.kv_shared = true;
+    if (double_wide) l.ffn_width = 2 * spec.mlp.intermediate;
+  }
   // Text decoding is causal unless every modality attends both ways ("all").
   OPSCOPE_TRY(bidirectional, r.StringOr("use_bidirectional_attention", "vision"));
   if (bidirectional == "all") {
@@ -100,10 +118,10 @@ Result<void> ReadGemma4(const Reader& r) {
                   "is required for a Gemma-4 config (it says which layers are global, and the "
                   "global layers have their own head size)");
   }
-  OPSCOPE_CHECK(RefuseSmallModelFeatures(r));
   OPSCOPE_CHECK(ReadDecoder(r));
   r.spec().attn.v_norm = true;
   OPSCOPE_CHECK(ReadGlobalLayers(r));
+  OPSCOPE_CHECK(ReadSmallModelFeatures(r));
   return ReadMoeBlock(r);
 }
 

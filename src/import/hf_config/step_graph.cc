@@ -94,6 +94,7 @@ class Builder {
       Node("embed_tokens", OpKind::kEmbedding, {table_, ids}, {h});
       // Vocab-parallel: each device looks up the ids in its slice, zeros elsewhere.
       h = TpAllReduce("embed_tokens.all_reduce", h);
+      if (spec_.per_layer_width > 0) PerLayerInputs(ids, h);
       if (eagle3) {
         // EAGLE-3: the residual stream starts from fc over the target's hidden states (of
         // spec.eagle3.aux layers, concatenated); the embeddings join it in the first layer.
@@ -121,6 +122,10 @@ class Builder {
       }
     } else {
       h = Tensor("stage_input", {n_, StreamWidth()}, recipe_.compute, Role::kInput);
+      if (spec_.per_layer_width > 0) {
+        error_ = Error{"per-layer embeddings (Gemma-4 E2B / E4B) are not modelled across "
+                       "pipeline stages (the first stage computes every layer's input)"};
+      }
     }
     if (error_) return std::unexpected(*error_);
 
@@ -369,7 +374,52 @@ class Builder {
       Node(Cat(p, "ffn_residual"), OpKind::kAdd, {h, f}, {sum});
       h = sum;
     }
+    if (!per_layer_inputs_.empty()) h = PerLayerInput(p, i, h);
     return h;
+  }
+
+  // Gemma-4 E2B / E4B per-layer embeddings (Gemma4TextModel.project_per_layer_inputs): the
+  // token's row of a [per_layer_vocab, layers · P] table (vocab-parallel, as embed_tokens),
+  // plus the embeddings projected to layers · P and RMS-normed per P-wide slice, summed and
+  // split into one P-wide input per layer. The projection is replicated on every device.
+  void PerLayerInputs(TensorId ids, TensorId embeds) {
+    const int64_t layers = spec_.num_layers(), width = spec_.per_layer_width;
+    const TensorId table =
+        Weight("embed_tokens_per_layer.weight", {C(spec_.per_layer_vocab), C(layers * width)},
+               {WeightRole::kEmbedding, -1, layers * width}, WeightGroup::kEmbedding);
+    TensorId looked = Act("embed_tokens_per_layer.out", {n_, C(layers * width)});
+    Node("embed_tokens_per_layer", OpKind::kEmbedding, {table, ids}, {looked});
+    looked = TpAllReduce("embed_tokens_per_layer.all_reduce", looked);
+    TensorId projected = Linear("per_layer_model_projection", embeds, layers * width,
+                                WeightRole::kOtherMatrix, -1, false, recipe_.compute);
+    projected = Norm("per_layer_projection_norm", projected, width, recipe_.compute);
+    const TensorId both = Act("per_layer_inputs.out", {n_, C(layers * width)});
+    Node("per_layer_inputs", OpKind::kAdd, {projected, looked}, {both});
+    for (int64_t i = 0; i < layers; ++i) {
+      per_layer_inputs_.push_back(Act(Cat("per_layer_inputs.", std::to_string(i)), {n_, C(width)}));
+    }
+    Node("per_layer_inputs.split", OpKind::kSplit, {both}, per_layer_inputs_,
+         {{"layout", std::string("contiguous")}});
+  }
+
+  // A layer's per-layer-input branch (Gemma4TextDecoderLayer, after the MLP's residual):
+  // h + norm(W_proj · (gelu(W_gate · h) ⊙ per_layer_input)), P wide between the two projections
+  // (replicated on every device).
+  TensorId PerLayerInput(const std::string& p, int64_t i, TensorId h) {
+    const int64_t width = spec_.per_layer_width;
+    const TensorId gate = Linear(Cat(p, "per_layer_input_gate"), h, width,
+                                 WeightRole::kOtherMatrix, i, false, recipe_.compute);
+    const TensorId gated = Act(Cat(p, "per_layer_gelu_mul.out"), {n_, C(width)},
+                               recipe_.gemm_input);
+    Node(Cat(p, "per_layer_gelu_mul"), OpKind::kGeluMul,
+         {gate, per_layer_inputs_[static_cast<size_t>(i)]}, {gated});
+    const TensorId projected = Linear(Cat(p, "per_layer_projection"), gated, spec_.hidden,
+                                      WeightRole::kOtherMatrix, i, false, recipe_.compute);
+    const TensorId normed = Norm(Cat(p, "post_per_layer_input_norm"), projected, spec_.hidden,
+                                 recipe_.compute, i);
+    const TensorId sum = Act(Cat(p, "per_layer_residual.out"), {n_, hidden_});
+    Node(Cat(p, "per_layer_residual"), OpKind::kAdd, {h, normed}, {sum});
+    return sum;
   }
 
   // EAGLE-3's first layer input (vLLM's and SGLang's LlamaDecoderLayer of the Eagle3 head):
@@ -1257,6 +1307,7 @@ class Builder {
   Expr expert_rows_;                                       // n · top_k, built once
   std::optional<TensorId> last_indices_;                   // DSA: the last indexer's top-k
   std::optional<TensorId> eagle_embeds_;  // EAGLE-3: the embeddings the first layer reads
+  std::vector<TensorId> per_layer_inputs_;  // Gemma-4 PLE: each layer's P-wide input
 };
 
 // This device's share of the model: the sizes DeviceShard splits, divided.
@@ -1273,6 +1324,7 @@ ModelSpec ShardSpec(const ModelSpec& s, const DeviceShard& d) {
     l.mlp.intermediate = s.mlp.intermediate / t;
     l.moe.shared_intermediate = s.moe.shared_intermediate / t;
     l.vocab = (s.vocab + t - 1) / t;  // vocab-parallel, the last slice padded
+    l.per_layer_vocab = (s.per_layer_vocab + t - 1) / t;  // Gemma-4 PLE table, as embed_tokens
     l.eagle3.draft_vocab = (s.eagle3.draft_vocab + t - 1) / t;
     l.kda.heads = s.kda.heads / t;
     // MiniMax Sparse Attention's index heads follow the KV heads (replicated below t).
