@@ -537,10 +537,13 @@ TEST(Predicted, SpeculativeAndDisaggregatedOnDeepSeek) {
 }
 
 // --speculative draft:N --draft-model M: N draft tokens a step from a separate model, deployed
-// at the target's tensor parallelism. Each draft token costs the draft model's own decode
-// kernels at the mean context — so two drafts' TPOTs differ by exactly N times the difference
-// of their decode kernels (as `opscope llm DRAFT --tp T` predicts them), at acceptance 0 — and
-// the step yields Σ R^i tokens: acceptance 1 divides TPOT by N + 1.
+// at the target's tensor parallelism: a first pass over the N + 1 positions the verify step
+// scored (the same kernels as that model's own verify step), then N − 1 one-token passes at its
+// decode kernels (as `opscope llm DRAFT --tp T` predicts them). So with two models drafting for
+// each other at acceptance 0 the verify and first-pass terms cancel crosswise and the TPOTs
+// differ by exactly (N − 1) times the difference of their decode kernels; the drafter's time
+// (dynamics.draft_s) is the whole TPOT difference of two drafts for one target; and the step
+// yields Σ R^i tokens: acceptance 1 divides TPOT by N + 1.
 TEST(Predicted, ADraftModelCostsItsOwnDecodeKernelsPerDraftToken) {
   Request target = Make("qwen3-32b", "h200", 2);
   target.workload.batch = 1;
@@ -573,8 +576,31 @@ TEST(Predicted, ADraftModelCostsItsOwnDecodeKernelsPerDraftToken) {
     for (double t : f->node_time_s) sum += t;
     return sum;
   };
+  const auto drafting = [&](const std::string& draft) {
+    ServingModes modes;
+    modes.speculative = Speculative{3, 0, draft};
+    auto f = p->Predict(target.workload, modes);
+    EXPECT_TRUE(f) << f.error().message;
+    return f ? f->dynamics->draft_s : 0.0;
+  };
   const double small = tpot("qwen3-8b", 0), large = tpot("qwen3-30b-a3b", 0);
-  EXPECT_NEAR(large - small, 3 * (kernels("qwen3-30b-a3b") - kernels("qwen3-8b")), 1e-9);
+  EXPECT_NEAR(large - small, drafting("qwen3-30b-a3b") - drafting("qwen3-8b"), 1e-9);
+  // One model drafting for the other, each a target at tp 2 on H200 for one such request.
+  const auto cross = [&](const std::string& target_name, const std::string& draft) {
+    Request t = Make(target_name, "h200", 2);
+    t.workload = target.workload;
+    auto r = RunLlm(t);
+    EXPECT_TRUE(r) << r.error().message;
+    if (!r) return 0.0;
+    auto tp = ServingPredictor::Make(r->serving, t.degrees, "vllm");
+    ServingModes modes;
+    modes.speculative = Speculative{3, 0, draft};
+    auto f = tp->Predict(t.workload, modes);
+    EXPECT_TRUE(f) << f.error().message;
+    return f ? *f->tpot_s : 0.0;
+  };
+  EXPECT_NEAR(cross("qwen3-8b", "qwen3-30b-a3b") - cross("qwen3-30b-a3b", "qwen3-8b"),
+              2 * (kernels("qwen3-30b-a3b") - kernels("qwen3-8b")), 1e-9);
   EXPECT_NEAR(tpot("qwen3-8b", 1) * 4, small, 1e-12);
   EXPECT_LT(tpot("qwen3-8b", 0.9), tpot("qwen3-8b", 0.5));
   // A draft never predicts faster than the floor of N + 1 tokens a step.
@@ -674,9 +700,12 @@ Request Llama8bOneRequest() {
 
 // An EAGLE-3 head drafting for Llama-3.1-8B (the head's shape: one Llama-3.1-8B layer over
 // 2 · 4096, fc [3 · 4096 -> 4096], 32,000 draft tokens; fp16): its weights beside the target's
-// are its 424,689,664 parameters × 2 bytes (the embedding is the target's), its KV one layer's;
-// each draft token costs its decode kernels but fc runs once a round — so against a plain draft
-// model at the same N, TPOTs at acceptance 0 differ by N · (d_head − fc) + fc − N · d_plain.
+// are its 424,689,664 parameters × 2 bytes (the embedding is the target's), its KV one layer's.
+// A round is a first pass over the N + 1 verified positions (fc in it) and N − 1 one-token
+// passes without fc: each draft token beyond the first adds d_head − fc (d_plain for a plain
+// draft model), where d is the drafter's one-token decode step; the first pass, over more rows,
+// costs more than one token's. At acceptance 0 (one token a step) the TPOTs of the head and a
+// plain draft model differ by exactly their draft_s.
 TEST(Predicted, AnEagle3HeadDraftsWithItsFcOnceARound) {
   const auto head = std::filesystem::temp_directory_path() /
                     ("opscope_eagle3_" + std::to_string(::getpid()) + ".json");
@@ -690,9 +719,9 @@ TEST(Predicted, AnEagle3HeadDraftsWithItsFcOnceARound) {
   ASSERT_TRUE(run) << run.error().message;
   auto p = ServingPredictor::Make(run->serving, target.degrees, "vllm");
   ASSERT_TRUE(p);
-  const auto predict = [&](const std::string& draft, double acceptance) {
+  const auto predict = [&](const std::string& draft, double acceptance, int64_t drafts = 3) {
     ServingModes modes;
-    modes.speculative = Speculative{3, acceptance, draft};
+    modes.speculative = Speculative{drafts, acceptance, draft};
     return p->Predict(target.workload, modes);
   };
   auto f = predict(head.string(), 0.7);
@@ -727,12 +756,32 @@ TEST(Predicted, AnEagle3HeadDraftsWithItsFcOnceARound) {
     }
     return k;
   };
-  const Kernels e = kernels(head.string()), plain = kernels("meta-llama-3-8b-instruct");
+  const std::string plain_draft = "meta-llama-3-8b-instruct";
+  const Kernels e = kernels(head.string()), plain = kernels(plain_draft);
   EXPECT_GT(e.fc_s, 0);
-  auto with_head = predict(head.string(), 0), with_plain = predict("meta-llama-3-8b-instruct", 0);
+  const auto draft_s = [&](const std::string& draft, int64_t drafts) {
+    auto r = predict(draft, 0, drafts);
+    EXPECT_TRUE(r) << r.error().message;
+    return r ? r->dynamics->draft_s : 0.0;
+  };
+  // Each draft token past the first adds a one-token pass (without fc) and the first pass's
+  // growth by one row, which is strictly more and, weight-bound at one sequence, little more.
+  for (int64_t n : {2, 3}) {
+    const double head_growth =
+        draft_s(head.string(), n) - draft_s(head.string(), n - 1) - (e.step_s - e.fc_s);
+    EXPECT_GT(head_growth, 0) << n;
+    EXPECT_LT(head_growth, 0.05 * (e.step_s - e.fc_s)) << n;
+    const double plain_growth =
+        draft_s(plain_draft, n) - draft_s(plain_draft, n - 1) - plain.step_s;
+    EXPECT_GT(plain_growth, 0) << n;
+    EXPECT_LT(plain_growth, 0.05 * plain.step_s) << n;
+  }
+  EXPECT_GT(draft_s(head.string(), 1), e.step_s);  // the first pass reads 2 rows, fc in it
+  EXPECT_GT(draft_s(plain_draft, 1), plain.step_s);
+  auto with_head = predict(head.string(), 0), with_plain = predict(plain_draft, 0);
   ASSERT_TRUE(with_head && with_plain);
   EXPECT_NEAR(*with_head->tpot_s - *with_plain->tpot_s,
-              3 * (e.step_s - e.fc_s) + e.fc_s - 3 * plain.step_s, 1e-9);
+              with_head->dynamics->draft_s - with_plain->dynamics->draft_s, 1e-9);
   EXPECT_LT(*f->tpot_s, *p->Predict(target.workload)->tpot_s);  // a speedup at acceptance 0.7
   // A head trained on another hidden size is not this target's.
   Request big = Make("llama-3.1-70b", "h100-sxm", 4);

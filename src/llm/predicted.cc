@@ -324,6 +324,9 @@ class Clocks {
             }};
   }
 
+  // The drafter's share of a decode step of `seqs` sequences (0 without --speculative).
+  Result<double> DraftRound(int64_t seqs) const;
+
  private:
   double Decode(int64_t seqs) {
     auto [it, fresh] = decode_.try_emplace(seqs, 0.0);
@@ -342,9 +345,10 @@ class Clocks {
   Result<double> TimeMixed(int64_t seqs, int64_t chunk, int64_t offset) const;
   Result<double> DraftTime(int64_t seqs) const;
 
-  // A draft model's step: every kernel, and those of it that run once per round.
+  // A draft model's round: its first pass over the verified positions, and a one-token pass
+  // (every kernel, and those of it that run once per round).
   struct DraftStep {
-    double step_s = 0, once_s = 0;
+    double first_s = 0, step_s = 0, once_s = 0;
   };
   Result<DraftStep> DraftModelTime(int64_t seqs) const;
 
@@ -365,32 +369,47 @@ Result<double> Clocks::TimeDecode(int64_t seqs) const {
   const int64_t rows = spec_->drafts + 1;
   auto verify = timer_.Step(seqs, Bindings(s * rows, s, context_), true);
   if (!verify) return verify;
+  auto draft = DraftRound(seqs);
+  if (!draft) return draft;
+  return *verify + *draft;
+}
+
+// The drafter's round for `seqs` sequences: a draft model's first pass over the N + 1 verified
+// positions, then N − 1 one-token passes (without the kernels that run once per round); the
+// MTP module's N draft tokens at the mean decoder layer's time.
+Result<double> Clocks::DraftRound(int64_t seqs) const {
+  if (!spec_) return 0.0;
   const auto drafts = static_cast<double>(spec_->drafts);
   if (draft_ != nullptr) {
     auto draft = DraftModelTime(seqs);
     if (!draft) return std::unexpected(draft.error());
-    return *verify + drafts * (draft->step_s - draft->once_s) + draft->once_s;
+    return draft->first_s + (drafts - 1) * (draft->step_s - draft->once_s);
   }
-  auto draft = DraftTime(s);
+  auto draft = DraftTime(DeviceSeqs(seqs));
   if (!draft) return draft;
-  return *verify + drafts * *draft;
+  return drafts * *draft;
 }
 
-// One draft token of the draft model for `seqs` sequences: its decode step's kernels on its
-// deployment (the device's share of the sequences at the mean context), as the MTP module's
-// draft token is its kernels alone — the draft steps run inside the target's scheduler step.
-// An EAGLE-3 head's fc over the target's hidden states (and the norms before it, where the
-// head has them) runs once per round, on the verified positions, not once per draft token
-// (vLLM's and SGLang's EAGLE-3 proposers): `once_s`, at its decode-step time (weight-bound at
-// these rows).
+// A draft model's passes for `seqs` sequences on its deployment (the device's share of the
+// sequences at the mean context), inside the target's scheduler step (its kernels alone, as the
+// MTP module's). The first pass of a round runs over the N + 1 positions the verify step
+// scored, as vLLM's proposers run it (the draft catches up on the tokens just verified; SGLang
+// extends over the accepted ones, at most as many); each later pass drafts one token. An
+// EAGLE-3 head's fc over the target's hidden states (and the norms before it, where the head
+// has them) runs in the first pass only (vLLM's and SGLang's EAGLE-3 proposers): `once_s`, its
+// share of a one-token pass.
 Result<Clocks::DraftStep> Clocks::DraftModelTime(int64_t seqs) const {
   const int64_t s = draft_->serving().deployment().Split(seqs).seqs;
+  const int64_t rows = spec_->drafts + 1;
   const bool eagle3 = draft_->serving().build().model.spec.eagle3.aux > 0;
   DraftStep d;
   for (size_t k = 0; k < draft_->stage_count(); ++k) {
+    const ir::Graph& g = draft_->serving().stage(k).graph;
+    auto first = draft_->Stage(k, Bindings(s * rows, s, context_), true);
+    if (!first) return std::unexpected(first.error());
+    for (double t : first->prediction.node_time_s) d.first_s += t;
     auto p = draft_->Stage(k, DecodeBindings(s, context_), true);
     if (!p) return std::unexpected(p.error());
-    const ir::Graph& g = draft_->serving().stage(k).graph;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const double t = p->prediction.node_time_s[i];
       d.step_s += t;
@@ -829,6 +848,9 @@ Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, i
     d.figures = Aggregated(r.load, Compose(r.load, chunk), clocks.Clock());
   }
   if (error.error) return std::unexpected(*error.error);
+  auto draft = clocks.DraftRound(r.load.concurrency);
+  if (!draft) return std::unexpected(draft.error());
+  d.draft_s = *draft;
   return d;
 }
 
@@ -858,6 +880,11 @@ Result<PredictedDynamics> DisaggregateOn(const Timer& prefill, const Timer& deco
   d.figures = Disaggregated(r.load, chunk, g.prefill_workers, g.decode_workers, transfer_s,
                             prefill_clocks.Clock(), decode_clocks.Clock());
   if (error.error) return std::unexpected(*error.error);
+  // A decode worker holds its share of the requests in flight.
+  const int64_t decoders = std::max<int64_t>(1, g.decode_workers);
+  auto draft = decode_clocks.DraftRound((r.load.concurrency + decoders - 1) / decoders);
+  if (!draft) return std::unexpected(draft.error());
+  d.draft_s = *draft;
   return d;
 }
 
@@ -926,10 +953,9 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
           "speculative: " + std::string(eagle3 ? "EAGLE-3 head " : "draft model ") +
           draft->build->model.name + " (tp " + std::to_string(dd.tp) + "), " +
           std::to_string(o.speculative->drafts) +
-          " draft tokens a step at its decode kernels' time" +
-          (eagle3 ? " (its fc over the target's hidden states once a step; the first draft "
-                    "token's pass over the verified positions taken as one token's)"
-                  : "") +
+          " draft tokens a step: a first pass over the N + 1 verified positions, then one "
+          "token a pass, at its kernels' time" +
+          (eagle3 ? " (its fc over the target's hidden states in the first pass only)" : "") +
           "; its weights and KV cache sit beside the target's on each decoding device (the "
           "predicted memory fit)");
     } else if (serving.build().model.spec.mtp.modules == 0) {

@@ -147,6 +147,9 @@ struct PredictedDynamics {
   // Speculative decoding's drafter: "mtp:N" (the MTP modules) or "draft:N <model>"; empty: none.
   std::string speculative;
   std::optional<DrafterMemory> drafter_memory;  // with `speculative`
+  // The drafter's time in a decode step of the requests in flight (a decode worker's share
+  // under --disagg), inside the step's time; 0 without `speculative`.
+  double draft_s = 0;
   int64_t prefill_workers = 0, decode_workers = 0;  // disaggregated
   DynamicsFigures figures;
 };

@@ -93,7 +93,10 @@ void WriteDynamics(JsonWriter& w, const llm::PredictedDynamics& d) {
   w.Key("gen_len").Value(d.gen_len);
   w.Key("chunk_tokens").Value(d.chunk_tokens);
   w.Key("tokens_per_step").Value(d.tokens_per_step);
-  if (!d.speculative.empty()) w.Key("speculative").Value(d.speculative);
+  if (!d.speculative.empty()) {
+    w.Key("speculative").Value(d.speculative);
+    w.Key("draft_s").Value(d.draft_s);
+  }
   if (d.drafter_memory) {
     const llm::DrafterMemory& m = *d.drafter_memory;
     w.Key("drafter_memory").BeginObject();

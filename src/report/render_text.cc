@@ -210,7 +210,7 @@ void Dynamics(Text& t, const llm::PredictedDynamics& d) {
          (f.request_s > 0 ? ", " + HumanSeconds(f.request_s) + " request path" : std::string()));
   if (!d.speculative.empty()) {
     t.Line("  speculative      " + d.speculative + ": " + Fixed(d.tokens_per_step, 2) +
-           " tokens per decode step");
+           " tokens per decode step, " + HumanSeconds(d.draft_s) + " of it drafting");
   }
 }
 
