@@ -343,7 +343,7 @@ class Clocks {
 
   Result<double> TimeDecode(int64_t seqs) const;
   Result<double> TimeMixed(int64_t seqs, int64_t chunk, int64_t offset) const;
-  Result<double> DraftTime(int64_t seqs) const;
+  Result<double> DraftTime(int64_t seqs, int64_t rows) const;
 
   // A draft model's round: its first pass over the verified positions, and a one-token pass
   // (every kernel, and those of it that run once per round).
@@ -374,9 +374,9 @@ Result<double> Clocks::TimeDecode(int64_t seqs) const {
   return *verify + *draft;
 }
 
-// The drafter's round for `seqs` sequences: a draft model's first pass over the N + 1 verified
-// positions, then N − 1 one-token passes (without the kernels that run once per round); the
-// MTP module's N draft tokens at the mean decoder layer's time.
+// The drafter's round for `seqs` sequences: a first pass over the N + 1 verified positions,
+// then N − 1 one-token passes — of the draft model (without, after the first, the kernels that
+// run once per round), or of the MTP module at the mean decoder layer's time for those rows.
 Result<double> Clocks::DraftRound(int64_t seqs) const {
   if (!spec_) return 0.0;
   const auto drafts = static_cast<double>(spec_->drafts);
@@ -385,9 +385,12 @@ Result<double> Clocks::DraftRound(int64_t seqs) const {
     if (!draft) return std::unexpected(draft.error());
     return draft->first_s + (drafts - 1) * (draft->step_s - draft->once_s);
   }
-  auto draft = DraftTime(DeviceSeqs(seqs));
-  if (!draft) return draft;
-  return drafts * *draft;
+  const int64_t s = DeviceSeqs(seqs);
+  auto first = DraftTime(s, spec_->drafts + 1);
+  if (!first) return first;
+  auto later = DraftTime(s, 1);
+  if (!later) return later;
+  return *first + (drafts - 1) * *later;
 }
 
 // A draft model's passes for `seqs` sequences on its deployment (the device's share of the
@@ -419,16 +422,18 @@ Result<Clocks::DraftStep> Clocks::DraftModelTime(int64_t seqs) const {
   return d;
 }
 
-// One draft token of the MTP module at `s` sequences per device, from the decode step's nodes:
-// its blocks at the mean decoder layer's time, the LM head, and the [hidden, 2·hidden]
+// One pass of the MTP module over `rows` positions of each of `s` sequences per device (the
+// round's first pass over the N + 1 verified positions, as the engines' MTP proposers run it;
+// later passes one), from the target's step at those rows: its blocks at the mean decoder
+// layer's time, the LM head (at one position a sequence), and the [hidden, 2·hidden]
 // projection at the mean layer's time per parameter.
-Result<double> Clocks::DraftTime(int64_t s) const {
+Result<double> Clocks::DraftTime(int64_t s, int64_t rows) const {
   const Serving& serving = timer_.serving();
   const ModelBuild& build = serving.build();
   const import::hf::ModelSpec& spec = build.model.spec;
   double layers_s = 0, head_s = 0;
   for (size_t k = 0; k < serving.stage_count(); ++k) {
-    auto p = timer_.Stage(k, DecodeBindings(s, context_), true);
+    auto p = timer_.Stage(k, Bindings(s * rows, s, context_), true);
     if (!p) return std::unexpected(p.error());
     const ir::Graph& g = serving.stage(k).graph;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
