@@ -324,8 +324,15 @@ class Clocks {
             }};
   }
 
-  // The drafter's share of a decode step of `seqs` sequences (0 without --speculative).
-  Result<double> DraftRound(int64_t seqs) const;
+  // The drafter's share of a decode step of `seqs` sequences (0 without --speculative), timed
+  // once per `seqs` (the decode steps and the dynamics' draft_s ask for the same rounds).
+  Result<double> DraftRound(int64_t seqs) const {
+    if (!spec_) return 0.0;
+    if (auto it = draft_rounds_.find(seqs); it != draft_rounds_.end()) return it->second;
+    auto round = TimeDraftRound(seqs);
+    if (round) draft_rounds_.emplace(seqs, *round);
+    return round;
+  }
 
  private:
   double Decode(int64_t seqs) {
@@ -342,6 +349,7 @@ class Clocks {
   int64_t DeviceSeqs(int64_t seqs) const { return timer_.serving().deployment().Split(seqs).seqs; }
 
   Result<double> TimeDecode(int64_t seqs) const;
+  Result<double> TimeDraftRound(int64_t seqs) const;
   Result<double> TimeMixed(int64_t seqs, int64_t chunk, int64_t offset) const;
   Result<double> DraftTime(int64_t seqs, int64_t rows) const;
 
@@ -359,6 +367,7 @@ class Clocks {
   const Timer* draft_;
   std::map<int64_t, double> decode_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, double> mixed_;
+  mutable std::map<int64_t, double> draft_rounds_;  // DraftRound's, by sequences
 };
 
 // A decode step of `seqs` sequences at the mean context; speculative: the verify step (N + 1
@@ -377,8 +386,7 @@ Result<double> Clocks::TimeDecode(int64_t seqs) const {
 // The drafter's round for `seqs` sequences: a first pass over the N + 1 verified positions,
 // then N − 1 one-token passes — of the draft model (without, after the first, the kernels that
 // run once per round), or of the MTP module at the mean decoder layer's time for those rows.
-Result<double> Clocks::DraftRound(int64_t seqs) const {
-  if (!spec_) return 0.0;
+Result<double> Clocks::TimeDraftRound(int64_t seqs) const {
   const auto drafts = static_cast<double>(spec_->drafts);
   if (draft_ != nullptr) {
     auto draft = DraftModelTime(seqs);
@@ -859,6 +867,12 @@ Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, i
   return d;
 }
 
+// The requests in flight one of `decode_workers` decode workers holds (all of them with one).
+int64_t DecodeWorkerShare(int64_t concurrency, int64_t decode_workers) {
+  const int64_t workers = std::max<int64_t>(1, decode_workers);
+  return (concurrency + workers - 1) / workers;
+}
+
 // Disaggregated on the workers' timers: the prefill pool's KV over the link, each pool's
 // steps from its own timer.
 Result<PredictedDynamics> DisaggregateOn(const Timer& prefill, const Timer& decode,
@@ -885,9 +899,7 @@ Result<PredictedDynamics> DisaggregateOn(const Timer& prefill, const Timer& deco
   d.figures = Disaggregated(r.load, chunk, g.prefill_workers, g.decode_workers, transfer_s,
                             prefill_clocks.Clock(), decode_clocks.Clock());
   if (error.error) return std::unexpected(*error.error);
-  // A decode worker holds its share of the requests in flight.
-  const int64_t decoders = std::max<int64_t>(1, g.decode_workers);
-  auto draft = decode_clocks.DraftRound((r.load.concurrency + decoders - 1) / decoders);
+  auto draft = decode_clocks.DraftRound(DecodeWorkerShare(r.load.concurrency, g.decode_workers));
   if (!draft) return std::unexpected(draft.error());
   d.draft_s = *draft;
   return d;
@@ -999,8 +1011,8 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
                              w.mem_util);
     if (!memory) return std::unexpected(memory.error());
     // Under --disagg each decode worker holds its share of the requests in flight.
-    const int64_t decoders = o.disagg ? std::max<int64_t>(1, o.disagg->decode_workers) : 1;
-    const int64_t held = (r.load.concurrency + decoders - 1) / decoders;
+    const int64_t held =
+        DecodeWorkerShare(r.load.concurrency, o.disagg ? o.disagg->decode_workers : 1);
     memory->fits = static_cast<uint64_t>(held) <= memory->max_batch;
     d->drafter_memory = *memory;
     if (!draft) {
