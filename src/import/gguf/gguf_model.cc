@@ -314,6 +314,19 @@ Result<void> ReadLayerKinds(Context& c) {
   return {};
 }
 
+// attention.head_count_kv over `layers` (a scalar, or a per-layer array agreeing there;
+// llama.cpp: n_head_kv defaults to n_head), dividing the `heads` query heads.
+Result<int64_t> KvHeads(const Context& c, const std::vector<int64_t>& layers, int64_t heads) {
+  OPSCOPE_TRY(kv, c.keys.Uniform("attention.head_count_kv", layers, c.blocks));
+  const int64_t kv_heads = kv.value_or(heads);
+  if (kv_heads > heads || heads % kv_heads != 0) {
+    return c.keys.Fail("attention.head_count_kv", std::to_string(kv_heads) +
+                                                      " does not divide attention.head_count " +
+                                                      std::to_string(heads));
+  }
+  return kv_heads;
+}
+
 // Gemma 4 (llama.cpp's gemma4): sliding and full layers of their own head sizes
 // (attention.key_length_swa / key_length) and KV head counts (head_count_kv, per layer); a
 // layer with no attn_v takes its values from the K projection (attention_k_eq_v); every value
@@ -346,14 +359,9 @@ Result<void> ReadGemma4Attention(Context& c) {
                                       std::to_string(key) + " (llama.cpp's gemma4 requires "
                                       "them equal)");
     }
-    OPSCOPE_TRY(kv, c.keys.Uniform("attention.head_count_kv", k.layers, c.blocks));
+    OPSCOPE_TRY(kv, KvHeads(c, k.layers, a.heads));
     k.head_dim = key;
-    k.kv_heads = kv.value_or(a.heads);  // llama.cpp: n_head_kv defaults to n_head
-    if (k.kv_heads > a.heads || a.heads % k.kv_heads != 0) {
-      return c.keys.Fail("attention.head_count_kv", std::to_string(k.kv_heads) +
-                                                        " does not divide attention.head_count " +
-                                                        std::to_string(a.heads));
-    }
+    k.kv_heads = kv;
   }
   const Kind& base = sliding.empty() ? kinds[1] : kinds[0];
   a.head_dim = base.head_dim;
@@ -381,13 +389,8 @@ Result<void> ReadAttention(Context& c) {
   if (!heads) return c.keys.Fail("attention.head_count", "missing (required for architecture '" +
                                                               c.arch + "')");
   a.heads = *heads;
-  OPSCOPE_TRY(kv, c.keys.Uniform("attention.head_count_kv", all, c.blocks));
-  a.kv_heads = kv.value_or(a.heads);  // llama.cpp: n_head_kv defaults to n_head
-  if (a.kv_heads > a.heads || a.heads % a.kv_heads != 0) {
-    return c.keys.Fail("attention.head_count_kv", std::to_string(a.kv_heads) +
-                                                      " does not divide attention.head_count " +
-                                                      std::to_string(a.heads));
-  }
+  OPSCOPE_TRY(kv, KvHeads(c, all, a.heads));
+  a.kv_heads = kv;
   OPSCOPE_TRY(key, c.keys.Int("attention.key_length"));
   if (key) {
     a.head_dim = *key;
@@ -593,11 +596,11 @@ Result<void> ReadWindows(Context& c) {
     }
     OPSCOPE_TRY(chunk_period, c.keys.Int("attention.sliding_window_pattern", 2));
     const int64_t every = chunk_period.value_or(4);
-    constexpr int64_t kLlama4Chunk = 8192;
+    constexpr int64_t kLlama4ChunkTokens = 8192, kLlama4NopeLayerStep = 4;
     for (int64_t i = 0; i < layers; ++i) {
       hf::LayerSpec& l = c.spec.layers[static_cast<size_t>(i)];
-      l.rope = (i + 1) % 4 != 0;
-      if (i % every < every - 1) l.chunk = kLlama4Chunk;
+      l.rope = (i + 1) % kLlama4NopeLayerStep != 0;
+      if (i % every < every - 1) l.chunk = kLlama4ChunkTokens;
     }
     c.spec.assumptions.push_back("GGUF llama4: layers chunked over 8192 tokens with RoPE, every "
                                  "fourth a global layer without RoPE (llama.cpp's fixed Llama-4 "
