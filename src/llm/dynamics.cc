@@ -288,11 +288,11 @@ DynamicsFigures Disaggregated(const ServingLoad& load, int64_t chunk_tokens,
   });
   f.kv_transfer_s = kv_transfer_s;
   const double decode_steps = static_cast<double>(load.gen_len - 1) / load.tokens_per_step;
-  const int64_t per_decode_worker = CeilDiv(load.concurrency, decode_workers);
+  const int64_t per_decode_worker = WorkerShare(load.concurrency, decode_workers);
   const double busy_decode_s = decode.decode(per_decode_worker);
   // Each prefill worker serves its share of the loop; the rest of a request's life (the
   // transfer and decode) is its think time.
-  const int64_t customers = CeilDiv(load.concurrency, prefill_workers);
+  const int64_t customers = WorkerShare(load.concurrency, prefill_workers);
   const double think_s = kv_transfer_s + decode_steps * busy_decode_s;
   // Half the running prompt step. Overlap scheduling adds no step here: a prefill worker forms
   // its next step ahead only when requests wait (the closed loop's queue below counts them);
@@ -310,6 +310,10 @@ DynamicsFigures Disaggregated(const ServingLoad& load, int64_t chunk_tokens,
   f.e2e_s = f.ttft_s + static_cast<double>(load.gen_len - 1) * f.tpot_s;
   f.tokens_per_s = static_cast<double>(load.concurrency * load.gen_len) / f.e2e_s;
   return f;
+}
+
+int64_t WorkerShare(int64_t concurrency, int64_t workers) {
+  return CeilDiv(concurrency, std::max<int64_t>(1, workers));
 }
 
 }  // namespace opscope::llm

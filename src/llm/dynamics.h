@@ -133,6 +133,10 @@ DynamicsFigures FixedLengths(const ServingLoad& load, int64_t chunk_tokens, cons
 
 // ---- Disaggregated serving ------------------------------------------------------------------
 
+// The requests in flight one of `workers` workers holds: ceil(concurrency / workers) (all of
+// them with one worker or none).
+int64_t WorkerShare(int64_t concurrency, int64_t workers);
+
 // Disaggregated serving on `prefill_workers` and `decode_workers` (each worker its own clock;
 // the prefill clock's `mixed` is asked with no decoding sequences): each prefill worker serves
 // ceil(C / P) requests (mean-value analysis on time, the KV transfer and decode as their think

@@ -867,12 +867,6 @@ Result<PredictedDynamics> Aggregate(const Timer& timer, const RequestShape& r, i
   return d;
 }
 
-// The requests in flight one of `decode_workers` decode workers holds (all of them with one).
-int64_t DecodeWorkerShare(int64_t concurrency, int64_t decode_workers) {
-  const int64_t workers = std::max<int64_t>(1, decode_workers);
-  return (concurrency + workers - 1) / workers;
-}
-
 // Disaggregated on the workers' timers: the prefill pool's KV over the link, each pool's
 // steps from its own timer.
 Result<PredictedDynamics> DisaggregateOn(const Timer& prefill, const Timer& decode,
@@ -899,7 +893,7 @@ Result<PredictedDynamics> DisaggregateOn(const Timer& prefill, const Timer& deco
   d.figures = Disaggregated(r.load, chunk, g.prefill_workers, g.decode_workers, transfer_s,
                             prefill_clocks.Clock(), decode_clocks.Clock());
   if (error.error) return std::unexpected(*error.error);
-  auto draft = decode_clocks.DraftRound(DecodeWorkerShare(r.load.concurrency, g.decode_workers));
+  auto draft = decode_clocks.DraftRound(WorkerShare(r.load.concurrency, g.decode_workers));
   if (!draft) return std::unexpected(draft.error());
   d.draft_s = *draft;
   return d;
@@ -1012,7 +1006,7 @@ Result<void> PredictRequest(const Timer& timer, const Workload& w, const Engine&
     if (!memory) return std::unexpected(memory.error());
     // Under --disagg each decode worker holds its share of the requests in flight.
     const int64_t held =
-        DecodeWorkerShare(r.load.concurrency, o.disagg ? o.disagg->decode_workers : 1);
+        WorkerShare(r.load.concurrency, o.disagg ? o.disagg->decode_workers : 1);
     memory->fits = static_cast<uint64_t>(held) <= memory->max_batch;
     d->drafter_memory = *memory;
     if (!draft) {
