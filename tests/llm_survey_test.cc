@@ -224,6 +224,20 @@ TEST(SurveyFixes, StepRouterBias) {
   EXPECT_FALSE(off->moe.score_correction_bias);
 }
 
+// Llama 4's router (transformers' Llama4TextMoe): the top-k of the router logits, then the
+// sigmoid of the scores, with no correction bias; the HF reader read them as softmax before.
+// The 16-expert Scout and the 128-expert Maverick route alike.
+TEST(SurveyFixes, Llama4RoutesBySigmoidWithoutCorrectionBias) {
+  for (const char* name : {"Llama-4-Scout-17B-16E-Instruct", "Llama-4-Maverick-17B-128E-Instruct"}) {
+    const Costed run = Folder(name);
+    EXPECT_TRUE(run.spec.moe.sigmoid_scores) << name;
+    EXPECT_FALSE(run.spec.moe.score_correction_bias) << name;
+    for (const ir::Tensor& t : run.step.graph.tensors) {
+      EXPECT_EQ(t.name.find("e_score_correction_bias"), std::string::npos) << name << ": " << t.name;
+    }
+  }
+}
+
 // Qwen3-Coder-480B-A35B-Instruct (model card: 480B total, 35B activated) says qkv_bias false
 // and use_qk_norm true, which its Qwen3MoeConfig does not read; they must agree with the family.
 TEST(SurveyFixes, QwenCoderStrayFlagsAgree) {

@@ -108,6 +108,9 @@ struct Family {
   bool router_bias = false;       // the router has a bias (gpt-oss)
   bool expert_bias = false;       // the expert projections have biases (gpt-oss)
   bool sigmoid_router = false;    // sigmoid scores with e_score_correction_bias
+  // Sigmoid scores and no correction bias: Llama 4 (Llama4TextMoe takes the top-k of the router
+  // logits, then the sigmoid of the [tokens, experts] scores with the others at -inf).
+  bool sigmoid_scores = false;
   bool correction_bias = false;   // e_score_correction_bias on softmax scores (ERNIE-4.5)
   bool shared_gate = false;       // a sigmoid gate [1, hidden] on the shared expert (Qwen)
   bool mtp_stores_embeddings = false;  // each MTP module stores its own embedding and head
@@ -205,11 +208,11 @@ inline constexpr Family kFamilies[] = {
     {.model_type = "llama4", .text_config = "text_config", .vocab = 202048, .kv_heads = 8,
      .head_dim = 128, .qk_norm = QkNorm::kL2Flag, .nope_every = 4,
      .moe = MoePlacement::kInterleave, .dense_width = "intermediate_size_mlp",
-     .expert_width = "intermediate_size", .shared_experts = 1},
+     .expert_width = "intermediate_size", .shared_experts = 1, .sigmoid_scores = true},
     {.model_type = "llama4_text", .vocab = 202048, .kv_heads = 8, .head_dim = 128,
      .qk_norm = QkNorm::kL2Flag, .nope_every = 4, .moe = MoePlacement::kInterleave,
      .dense_width = "intermediate_size_mlp", .expert_width = "intermediate_size",
-     .shared_experts = 1},
+     .shared_experts = 1, .sigmoid_scores = true},
     // GatedDeltaNet hybrids.
     // Qwen3-Next: its checkpoints store one MTP layer (mtp.* tensors; llama.cpp's conversion
     // writes it as blk.48.nextn.* of the 80B-A3B) that Qwen3NextConfig has no field for;

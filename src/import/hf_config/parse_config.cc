@@ -319,7 +319,8 @@ Result<void> ReadMoe(const Reader& r) {
   spec.moe.shared_gate = f.shared_gate && spec.moe.shared_intermediate > 0;
   spec.moe.router_bias = f.router_bias;
   spec.moe.expert_bias = f.expert_bias;
-  OPSCOPE_TRY(scoring, r.StringOr("scoring_func", f.sigmoid_router ? "sigmoid" : "softmax"));
+  OPSCOPE_TRY(scoring, r.StringOr("scoring_func",
+                                  f.sigmoid_router || f.sigmoid_scores ? "sigmoid" : "softmax"));
   spec.moe.sigmoid_scores = scoring == "sigmoid";
   // The correction bias: DeepSeek-style sigmoid routers (MiniMax-M2: use_routing_bias) and
   // ERNIE-4.5's moe_statics over softmax scores.
