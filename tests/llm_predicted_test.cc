@@ -823,8 +823,8 @@ TEST(Predicted, ASpeculatorsHeadSavedInFloat32DraftsIn16Bits) {
   EXPECT_EQ(opened->spec.dtype, format::Format::kBf16);
   EXPECT_TRUE(std::any_of(opened->spec.assumptions.begin(), opened->spec.assumptions.end(),
                           [](const std::string& a) {
-                            return a == "draft model saved in float32, served in bf16 (the "
-                                        "engines load a draft in the target's 16-bit dtype)";
+                            return a.starts_with("model saved in float32, served in bf16 (a "
+                                                 "draft model");
                           }));
   EXPECT_TRUE(import::hf::IsEagle3OncePerRound("fc"));
   EXPECT_TRUE(import::hf::IsEagle3OncePerRound("input_norm"));

@@ -356,6 +356,39 @@ TEST(ParseEngineProfile, RequestPathAndPrefillFieldsAreCheckedByName) {
   ExpectRefused(cases);
 }
 
+// defaults.float32_dtype: the 16-bit float a float32 checkpoint is loaded in, with exceptions
+// by model_type prefix; read, written back as read, and refused by name when it is not bf16 or
+// f16 or when exceptions come without it.
+TEST(ParseEngineProfile, Float32LoadDtypeIsCheckedByName) {
+  auto ok = ParseEngineProfile(
+      ProfileWith(R"("float32_dtype": "f16", "float32_dtype_by_model_type": [{"prefix": "gemma", "dtype": "bf16"}],)",
+                  ""),
+      "p.json");
+  ASSERT_TRUE(ok.has_value()) << ok.error().message;
+  EXPECT_EQ(ok->defaults.float32_dtype, "f16");
+  ASSERT_EQ(ok->defaults.float32_dtype_by_model_type.size(), 1u);
+  EXPECT_EQ(ok->defaults.float32_dtype_by_model_type[0].prefix, "gemma");
+  EXPECT_EQ(ok->defaults.float32_dtype_by_model_type[0].dtype, "bf16");
+  auto again = ParseEngineProfile(EngineProfileJson(*ok), "again.json");
+  ASSERT_TRUE(again.has_value()) << again.error().message;
+  EXPECT_EQ(EngineProfileJson(*again), EngineProfileJson(*ok));
+  auto absent = ParseEngineProfile(ProfileWith("", ""), "p.json");
+  ASSERT_TRUE(absent.has_value());
+  EXPECT_EQ(absent->defaults.float32_dtype, "");  // as saved
+  const BadCase cases[] = {
+      {ProfileWith(R"("float32_dtype": "fp8_e4m3",)", ""),
+       "p.json: field 'defaults': field 'float32_dtype': expected \"bf16\" or \"f16\""},
+      {ProfileWith(R"("float32_dtype": 16,)", ""), "field 'float32_dtype'"},
+      {ProfileWith(R"("float32_dtype": "bf16", "float32_dtype_by_model_type": [{"prefix": "gemma"}],)", ""),
+       "float32_dtype_by_model_type[0]: missing required field 'dtype'"},
+      {ProfileWith(R"("float32_dtype": "bf16", "float32_dtype_by_model_type": [{"prefix": "gemma", "dtype": "f32"}],)", ""),
+       "float32_dtype_by_model_type[0]: field 'dtype': expected \"bf16\" or \"f16\""},
+      {ProfileWith(R"("float32_dtype_by_model_type": [{"prefix": "gemma", "dtype": "bf16"}],)", ""),
+       "field 'float32_dtype_by_model_type': exceptions to a float32_dtype the defaults do not give"},
+  };
+  ExpectRefused(cases);
+}
+
 // Profile() with a device entry's kernel_sources (the engine's default implementations).
 std::string ProfileWithSources(const std::string& sources) {
   std::string s = Profile(R"("overhead_s": 2e-6, "bandwidth_efficiency": 0.8)");

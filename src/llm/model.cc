@@ -2,6 +2,7 @@
 #include "llm/model.h"
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 
 #include "import/gguf/gguf_model.h"
@@ -199,6 +200,49 @@ uint64_t StoredWeightBytes(const import::hf::StoredWeights& stored,
     total += format::TensorBytes(t.format, dims).value_or(0);
   }
   return total;
+}
+
+bool ServeFloat32As(Model& model, format::Format served, std::string_view why) {
+  import::hf::ModelSpec& spec = model.spec;
+  if (spec.dtype != format::Format::kF32 || served == format::Format::kF32) return false;
+  spec.dtype = served;
+  int64_t cast = 0;
+  if (spec.stored) {
+    // The stored float32 weights load as `served`: their bytes are the served format's (a
+    // plain float tensor has no scales), which StoredWeightBytes computes once the stored
+    // bytes no longer name them.
+    auto stored = std::make_shared<import::hf::StoredWeights>(*spec.stored);
+    for (auto& [name, f] : stored->formats) {
+      if (f != format::Format::kF32) continue;
+      f = served;
+      stored->bytes.erase(name);
+      ++cast;
+    }
+    spec.stored = std::move(stored);
+  }
+  const std::string served_name(format::FormatName(served));
+  spec.assumptions.push_back(
+      "model saved in float32, served in " + served_name + " (" + std::string(why) + ")" +
+      (cast > 0 ? "; " + std::to_string(cast) + " float32 weights of the files loaded as " +
+                      served_name
+                : std::string()));
+  return true;
+}
+
+format::Format Float32Load::For(std::string_view model_type) const {
+  for (const auto& [prefix, f] : by_model_type_prefix) {
+    if (model_type.starts_with(prefix)) return f;
+  }
+  return dtype;
+}
+
+bool ServeFloat32(Model& model, const Float32Load& load) {
+  const format::Format served = load.For(model.spec.model_type);
+  return ServeFloat32As(model, served,
+                        load.engine + " loads a float32 checkpoint of model_type '" +
+                            model.spec.model_type + "' in " +
+                            std::string(format::FormatName(served)) +
+                            " by default");
 }
 
 Result<std::vector<PresetInfo>> ListPresets() {

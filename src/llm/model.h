@@ -18,8 +18,10 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "format/format.h"
 #include "import/hf_config/model_dir.h"
 #include "import/hf_config/model_spec.h"
 #include "import/hf_config/step_graph.h"
@@ -50,6 +52,24 @@ Result<Model> OpenModel(std::string_view arg, const import::hf::ParseOptions& pa
 // in its stored format, else its bytes at its format. Exact for the one-device step graph.
 uint64_t StoredWeightBytes(const import::hf::StoredWeights& stored,
                            const import::hf::StepGraph& step);
+
+// The model as a serving engine loads it under its default dtype setting: a checkpoint saved
+// in float32 (its config's dtype) runs in `served`, a 16-bit float — the model dtype, and every
+// weight its files store in float32 — as vLLM, SGLang and TensorRT-LLM load one with dtype
+// "auto" (each engine's rule: its profile's defaults.float32_dtype). `why` names the engine
+// in the assumption the cast adds. Other dtypes are left as they are, and so is a GGUF file
+// (its spec's dtype is f16: llama.cpp loads the file as stored). Returns whether it cast.
+bool ServeFloat32As(Model& model, format::Format served, std::string_view why);
+
+// An engine's rule for float32 checkpoints (its profile's defaults.float32_dtype and the
+// model types excepted from it): ServeFloat32 serves a float32 model in For(its model_type).
+struct Float32Load {
+  std::string engine;
+  format::Format dtype = format::Format::kBf16;
+  std::vector<std::pair<std::string, format::Format>> by_model_type_prefix;  // first match wins
+  format::Format For(std::string_view model_type) const;
+};
+bool ServeFloat32(Model& model, const Float32Load& load);
 
 // One row of `opscope llm --list`.
 struct PresetInfo {

@@ -700,6 +700,26 @@ struct DraftModel {
 
 }  // namespace
 
+std::optional<Float32Load> Float32LoadOf(const predict::EngineProfile& profile) {
+  const predict::EngineDefaults& d = profile.defaults;
+  // The names are bf16 or f16, checked when the profile loaded.
+  const auto parse = [](const std::string& name) {
+    return format::ParseFormat(name).value_or(format::Format::kBf16);
+  };
+  if (d.float32_dtype.empty()) return std::nullopt;
+  Float32Load load{profile.engine, parse(d.float32_dtype), {}};
+  for (const predict::Float32Exception& e : d.float32_dtype_by_model_type) {
+    load.by_model_type_prefix.emplace_back(e.prefix, parse(e.dtype));
+  }
+  return load;
+}
+
+std::optional<Float32Load> EngineFloat32Load(const std::optional<std::string>& engine,
+                                             const device::Device& device) {
+  auto profile = predict::ResolveEngineProfile(EngineId(engine, device));
+  return profile ? Float32LoadOf(*profile) : std::nullopt;
+}
+
 Result<Model> OpenDraftModel(const std::string& name, const Model& target) {
   const auto fail = [&](const std::string& why) {
     return MakeError("option '--draft-model': " + why);
@@ -717,16 +737,11 @@ Result<Model> OpenDraftModel(const std::string& name, const Model& target) {
                 "): a draft model proposes the target's tokens");
   }
   // A draft saved in float32 (speculators' converted heads) runs in the target's 16-bit dtype:
-  // vLLM builds the draft's model config with the target's dtype, and SGLang's and vLLM's
-  // `--dtype auto` cast a float32 checkpoint to 16 bits.
-  if (model->spec.dtype == format::Format::kF32) {
-    const format::Format served =
-        target.spec.dtype == format::Format::kF16 ? format::Format::kF16 : format::Format::kBf16;
-    model->spec.dtype = served;
-    model->spec.assumptions.push_back(
-        "draft model saved in float32, served in " + std::string(format::FormatName(served)) +
-        " (the engines load a draft in the target's 16-bit dtype)");
-  }
+  // vLLM builds the draft's model config with the target's dtype.
+  ServeFloat32As(*model,
+                 target.spec.dtype == format::Format::kF16 ? format::Format::kF16
+                                                           : format::Format::kBf16,
+                 "a draft model: the engines load a draft in the target's 16-bit dtype");
   // An EAGLE-3 head reads the target's hidden states: it is trained for one hidden size.
   const import::hf::Eagle3Spec& eagle3 = model->spec.eagle3;
   if (eagle3.aux > 0 && eagle3.target_hidden != target.spec.hidden) {
@@ -1218,7 +1233,13 @@ Result<Predicted> PredictServing(const Serving& serving, const Workload& workloa
 }
 
 Result<PredictedRun> RunLlmPredicted(const Request& request, const PredictOptions& options) {
-  auto run = RunLlm(request);
+  // The model as the predicting engine loads it. An engine or device that cannot be resolved
+  // is reported below, after the model's own errors (RunLlm, then PredictServing).
+  Request served = request;
+  if (auto device = device::ResolveDevice(request.device)) {
+    served.float32_load = EngineFloat32Load(options.engine, *device);
+  }
+  auto run = RunLlm(served);
   if (!run) return std::unexpected(run.error());
   auto predicted =
       PredictServing(run->serving, request.workload, run->evaluation, options, request.degrees);

@@ -132,6 +132,14 @@ struct DrafterMemory {
 // --draft-model.
 Result<Model> OpenDraftModel(const std::string& name, const Model& target);
 
+// How `profile`'s engine loads a float32 checkpoint (defaults.float32_dtype); nullopt where
+// it keeps float32 (the roofline profile).
+std::optional<Float32Load> Float32LoadOf(const predict::EngineProfile& profile);
+// The same for the engine --engine names (or the device's default); nullopt also where the
+// engine cannot be resolved (the prediction reports why).
+std::optional<Float32Load> EngineFloat32Load(const std::optional<std::string>& engine,
+                                             const device::Device& device);
+
 // The MTP modules' memory beside `serving`'s target and the fit with them at
 // `memory_context` tokens a sequence (what --speculative mtp:N reports; a planner's memory bound).
 Result<DrafterMemory> MtpDrafterMemory(const Serving& serving, int64_t memory_context,

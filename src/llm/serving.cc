@@ -451,6 +451,7 @@ Result<LlmRun> RunLlm(const Request& request) {
   auto device = device::ResolveDevice(request.device);
   if (!device) return std::unexpected(device.error());
   if (auto alias = device::AliasAssumption(*device)) model->spec.assumptions.push_back(*alias);
+  if (request.float32_load) ServeFloat32(*model, *request.float32_load);
   auto build = BuildModel(std::move(*model), request.recipe);
   if (!build) return std::unexpected(build.error());
   auto deployment = PlanDeployment((*build)->model.spec, request.degrees, *device);

@@ -225,6 +225,10 @@ struct Request {
   std::string device = "h100-sxm";   // a device id or a device .json file
   Degrees degrees;
   Workload workload;
+  // The predicting engine's load of a float32 checkpoint (RunLlmPredicted sets it from the
+  // engine's profile): the model is served in its 16-bit dtype (ServeFloat32As); nullopt: as
+  // saved.
+  std::optional<Float32Load> float32_load = std::nullopt;
 };
 struct LlmRun {
   Serving serving;

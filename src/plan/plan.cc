@@ -915,6 +915,8 @@ Result<PlanResult> RunPlan(const PlanRequest& request) {
     out.engine = profile->engine;
     implementation = profile->implementation;
     predicting = engine;
+    // The model as the engine loads it (a float32 checkpoint in its 16-bit dtype).
+    if (auto load = llm::Float32LoadOf(*profile)) llm::ServeFloat32(*model, *load);
   } else {
     out.engine = "roofline";
     // The roofline estimate is a static batch's (llm::Evaluate): it has no serving loop for

@@ -6,7 +6,9 @@
 //                 "prefill_cuda_graphs" (optional, default true), "overlap_scheduling"
 //                 (optional, default false), "prefill_first" (optional, default false),
 //                 "mma_16bit" (optional,
-//                 "recipe" or "fp16", default "recipe"), "source"},
+//                 "recipe" or "fp16", default "recipe"), "float32_dtype" (optional, "bf16"
+//                 or "f16", default none), "float32_dtype_by_model_type" (optional,
+//                 [{"prefix", "dtype"}]), "source"},
 //    "overheads": {"step_s", "sampling_s", "launch_s", "request_s" (optional, default 0),
 //                  "source"},
 //    "fused_ops": ["Add", ...],                    optional op kind names
@@ -450,6 +452,22 @@ std::optional<Error> ReadMemoryTier(element v, const std::string& context, Memor
   return r.Read(v);
 }
 
+// `field` names the field read ("...: field 'float32_dtype'").
+std::optional<Error> CheckFloat32Dtype(const std::string& field, const std::string& dtype) {
+  if (dtype == "bf16" || dtype == "f16") return std::nullopt;
+  return Error{field + ": expected \"bf16\" or \"f16\" (the 16-bit float a "
+               "float32 checkpoint is loaded in), got '" + dtype + "'"};
+}
+
+std::optional<Error> ReadFloat32Exception(element v, const std::string& context,
+                                          Float32Exception& e) {
+  ObjectReader r(context);
+  r.Field("prefix", true, r.String("prefix", true, e.prefix));
+  r.Field("dtype", true, r.String("dtype", true, e.dtype));
+  if (auto error = r.Read(v)) return error;
+  return CheckFloat32Dtype(context + ": field 'dtype'", e.dtype);
+}
+
 std::optional<Error> ReadDefaults(element v, const std::string& context, EngineDefaults& d) {
   ObjectReader r(context + ": field 'defaults'");
   r.Field("kv_dtype", true, r.String("kv_dtype", true, d.kv_dtype));
@@ -463,6 +481,10 @@ std::optional<Error> ReadDefaults(element v, const std::string& context, EngineD
   r.Field("overlap_scheduling", false, r.Bool("overlap_scheduling", d.overlap_scheduling));
   r.Field("prefill_first", false, r.Bool("prefill_first", d.prefill_first));
   r.Field("mma_16bit", false, r.String("mma_16bit", true, d.mma_16bit));
+  r.Field("float32_dtype", false, r.String("float32_dtype", true, d.float32_dtype));
+  r.Field("float32_dtype_by_model_type", false,
+          ListOf(r.context(), "float32_dtype_by_model_type", d.float32_dtype_by_model_type,
+                 ReadFloat32Exception));
   r.Field("source", true, r.String("source", true, d.source));
   if (auto error = r.Read(v)) return error;
   const std::vector<MemoryTier>& tiers = d.chunked_prefill_by_memory;
@@ -475,6 +497,14 @@ std::optional<Error> ReadDefaults(element v, const std::string& context, EngineD
   if (d.mma_16bit != "recipe" && d.mma_16bit != "fp16") {
     return Error{r.context() + ": field 'mma_16bit': expected \"recipe\" or \"fp16\", got '" +
                  d.mma_16bit + "'"};
+  }
+  if (!d.float32_dtype.empty()) {
+    if (auto error = CheckFloat32Dtype(r.context() + ": field 'float32_dtype'", d.float32_dtype)) {
+      return error;
+    }
+  } else if (!d.float32_dtype_by_model_type.empty()) {
+    return Error{r.context() + ": field 'float32_dtype_by_model_type': exceptions to a "
+                 "float32_dtype the defaults do not give"};
   }
   if (d.kv_dtype != "auto" && !format::ParseFormat(d.kv_dtype)) {
     return Error{r.context() + ": field 'kv_dtype': unknown format '" + d.kv_dtype +
@@ -834,6 +864,16 @@ std::string MemoryTiersJson(const std::vector<MemoryTier>& tiers) {
   return s + "]";
 }
 
+std::string Float32ExceptionsJson(const std::vector<Float32Exception>& exceptions) {
+  if (exceptions.empty()) return "";
+  std::string s = ", \"float32_dtype_by_model_type\": [";
+  for (size_t i = 0; i < exceptions.size(); ++i) {
+    s += (i ? ", " : "") + std::string("{\"prefix\": ") + Quote(exceptions[i].prefix) +
+         ", \"dtype\": " + Quote(exceptions[i].dtype) + "}";
+  }
+  return s + "]";
+}
+
 std::string DeviceJson(const DeviceProfile& d) {
   std::string s = "    {\"device\": " + Quote(d.device) + ",\n";
   if (!d.applies_to.empty()) s += "     \"applies_to\": " + StringList(d.applies_to) + ",\n";
@@ -886,6 +926,10 @@ std::string EngineProfileJson(const EngineProfile& p) {
        (p.defaults.prefill_first ? ", \"prefill_first\": true" : "") +
        (p.defaults.mma_16bit != "recipe" ? ", \"mma_16bit\": " + Quote(p.defaults.mma_16bit)
                                           : std::string()) +
+       (!p.defaults.float32_dtype.empty()
+            ? ", \"float32_dtype\": " + Quote(p.defaults.float32_dtype)
+            : std::string()) +
+       Float32ExceptionsJson(p.defaults.float32_dtype_by_model_type) +
        MemoryTiersJson(p.defaults.chunked_prefill_by_memory) +
        ",\n    \"source\": " + Quote(p.defaults.source) + "},\n";
   s += "  \"overheads\": {\"step_s\": " + Num(p.overheads.step_s) +

@@ -180,6 +180,13 @@ struct MemoryTier {
   int64_t tokens = 0;
 };
 
+// An exception to an engine's float32 load dtype: model types starting with `prefix` load in
+// `dtype` (SGLang: "gemma" in bf16, the others in fp16).
+struct Float32Exception {
+  std::string prefix;
+  std::string dtype;
+};
+
 // What a serving engine does by default (each with its source).
 struct EngineDefaults {
   std::string kv_dtype = "auto";        // a format name, or "auto": the model's dtype
@@ -205,6 +212,11 @@ struct EngineDefaults {
   // type, bf16 or fp16) or "fp16" (llama.cpp: cuBLAS FP16 compute, FP16 accumulate, twice the
   // BF16 / FP32-accumulate rate on GeForce parts).
   std::string mma_16bit = "recipe";
+  // The format the engine loads a checkpoint saved in float32 in under its default dtype
+  // setting (vLLM's, SGLang's and TensorRT-LLM's dtype "auto"): "bf16" or "f16"; "" keeps
+  // float32 (the roofline profile: no engine casts it). llm::ServeFloat32As applies it.
+  std::string float32_dtype;
+  std::vector<Float32Exception> float32_dtype_by_model_type;  // first matching prefix wins
   std::string source;
 };
 

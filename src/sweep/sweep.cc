@@ -713,6 +713,13 @@ Result<SweepResult> RunSweep(const SweepRequest& request, const Progress& progre
   for (const device::Device& d : spec.devices) {
     if (auto alias = device::AliasAssumption(d)) model->spec.assumptions.push_back(*alias);
   }
+  // With --engine, the model as the engine loads it (a float32 checkpoint in its 16-bit
+  // dtype); the rule is the engine's, the same on every device of the grid.
+  if (request.engine && !spec.devices.empty()) {
+    if (auto load = llm::EngineFloat32Load(request.engine, spec.devices.front())) {
+      llm::ServeFloat32(*model, *load);
+    }
+  }
   spec.model = &*model;
   return Sweeper(spec, progress).Run();
 }
