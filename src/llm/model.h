@@ -53,11 +53,11 @@ Result<Model> OpenModel(std::string_view arg, const import::hf::ParseOptions& pa
 uint64_t StoredWeightBytes(const import::hf::StoredWeights& stored,
                            const import::hf::StepGraph& step);
 
-// The model as a serving engine loads it under its default dtype setting: a checkpoint saved
-// in float32 (its config's dtype) runs in `served`, a 16-bit float — the model dtype, and every
-// weight its files store in float32 — as vLLM, SGLang and TensorRT-LLM load one with dtype
-// "auto" (each engine's rule: its profile's defaults.float32_dtype). `why` names the engine
-// in the assumption the cast adds. Other dtypes are left as they are, and so is a GGUF file
+// The model as a serving engine loads it by default: a checkpoint saved in float32 (its
+// config's dtype) runs in `served`, a 16-bit float — the model dtype, and every weight its
+// files store in float32 — as vLLM and SGLang load one with dtype "auto" (each engine's rule:
+// its profile's defaults.float32_dtype, ServeFloat32). `why` says whose rule in the assumption
+// the cast adds. Other dtypes are left as they are, and so is a GGUF file
 // (its spec's dtype is f16: llama.cpp loads the file as stored). Returns whether it cast.
 bool ServeFloat32As(Model& model, format::Format served, std::string_view why);
 

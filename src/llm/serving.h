@@ -226,7 +226,7 @@ struct Request {
   Degrees degrees;
   Workload workload;
   // The predicting engine's load of a float32 checkpoint (RunLlmPredicted sets it from the
-  // engine's profile): the model is served in its 16-bit dtype (ServeFloat32As); nullopt: as
+  // engine's profile): the model is served in its 16-bit dtype (ServeFloat32); nullopt: as
   // saved.
   std::optional<Float32Load> float32_load = std::nullopt;
 };

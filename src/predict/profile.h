@@ -212,9 +212,9 @@ struct EngineDefaults {
   // type, bf16 or fp16) or "fp16" (llama.cpp: cuBLAS FP16 compute, FP16 accumulate, twice the
   // BF16 / FP32-accumulate rate on GeForce parts).
   std::string mma_16bit = "recipe";
-  // The format the engine loads a checkpoint saved in float32 in under its default dtype
-  // setting (vLLM's, SGLang's and TensorRT-LLM's dtype "auto"): "bf16" or "f16"; "" keeps
-  // float32 (the roofline profile: no engine casts it). llm::ServeFloat32As applies it.
+  // The format the engine loads a checkpoint saved in float32 in by default (vLLM's and
+  // SGLang's dtype "auto", llama.cpp's converter): "bf16" or "f16"; "" keeps float32
+  // (TensorRT-LLM's PyTorch flow, the roofline profile). llm::ServeFloat32 applies it.
   std::string float32_dtype;
   std::vector<Float32Exception> float32_dtype_by_model_type;  // first matching prefix wins
   std::string source;
