@@ -13,7 +13,9 @@ per device and weight type: q4_0 -> variant w4a16, q8_0 -> w8a16, f16 -> bf16 (f
 to it). Attention and the other memory-bound kernels take the bf16 (else the widest) row's
 figures, attention's compute efficiency at most bf16 / fp16 peak (no faster than the bf16
 roofline). Devices of a family (applies_to) take their representative's figures, said in its
-source; a weight type a device has no row for is predicted as the predictor's fallbacks say. The
+source; a weight type a device has no row for is predicted as the predictor's fallbacks say. A
+row without a prompt rate (pp_tokens_per_s empty: the source publishes decode only) takes the
+compute efficiency of the same weight type on the device its `compute_from` entry names. The
 rows used here are fit inputs: docs/accuracy.md evaluates llama.cpp on other
 models and sources only.
 
@@ -51,14 +53,27 @@ def main():
         peak = d["peak_flops_per_s"]["fp16"]
         if r["gpu_cores_measured"]:
             peak *= float(r["gpu_cores_measured"]) / d["compute_units"]
-        compute = 2 * float(r["params"]) * float(r["pp_tokens_per_s"]) / peak
-        note = (f"{r['quant']} {r['model']}: {r['tg_tokens_per_s']} tokens/s decode x "
-                f"{float(r['weight_bytes']) / 1e9:.3g} GB / {d['dram_bytes_per_s'] / 1e9:.4g} GB/s = "
-                f"{bw:.3f} of bandwidth; {r['pp_tokens_per_s']} tokens/s prompt x 2 x "
-                f"{float(r['params']) / 1e9:.3g} B params = {compute:.3f} of the fp16 peak"
-                + (f" of its {r['gpu_cores_measured']} cores" if r["gpu_cores_measured"] else "")
-                + f" ({r['source']})")
-        fits.setdefault(r["device"], {})[VARIANT[r["quant"]]] = (round6(bw), round6(compute), note)
+        decode = (f"{r['quant']} {r['model']}: {r['tg_tokens_per_s']} tokens/s decode x "
+                  f"{float(r['weight_bytes']) / 1e9:.3g} GB / {d['dram_bytes_per_s'] / 1e9:.4g} GB/s = "
+                  f"{bw:.3f} of bandwidth")
+        if r["pp_tokens_per_s"]:
+            compute = round6(2 * float(r["params"]) * float(r["pp_tokens_per_s"]) / peak)
+            note = (decode + f"; {r['pp_tokens_per_s']} tokens/s prompt x 2 x "
+                    f"{float(r['params']) / 1e9:.3g} B params = {compute:.3f} of the fp16 peak"
+                    + (f" of its {r['gpu_cores_measured']} cores" if r["gpu_cores_measured"] else ""))
+        else:
+            compute = None  # from the compute_from device, below
+            note = decode + "; no prompt rate"
+        fits.setdefault(r["device"], {})[VARIANT[r["quant"]]] = (
+            round6(bw), compute, note + f" ({r['source']})")
+    # A row without a prompt rate: the compute efficiency of its weight type on the device
+    # compute_from names.
+    for device, source_device in base.get("compute_from", {}).items():
+        for v, (bw, compute, note) in fits[device].items():
+            if compute is None:
+                fits[device][v] = (bw, fits[source_device][v][1],
+                                   note + f"; prompt compute efficiency {source_device}'s {v}, "
+                                   f"{fits[source_device][v][1]:.3f}")
 
     entries = []
     for rep, members in base["families"].items():
