@@ -130,6 +130,24 @@ TEST(BuiltinProfiles, LlamaCppHasAnEntryPerScoreboardDeviceAndServesItsDefaults)
   }
 }
 
+// Jetson AGX Orin's llama.cpp entry: decode from its own public figure (Jetson AI Lab: a 4B
+// Q4_K_M file of 2.824 GB at 43 tokens/s over 204.8 GB/s, 0.593 of bandwidth), and, that
+// source publishing no prompt rate, the prompt's compute efficiency of GB10's same weight type
+// (compute_from in data/engines/inputs/llama.cpp.json).
+TEST(BuiltinProfiles, LlamaCppJetsonDecodesByItsOwnRowAndPromptsByGb10s) {
+  const EngineProfile& llama = Builtin("llama.cpp");
+  const auto entry = [&](std::string_view id) {
+    return *FindDeviceProfile(llama, *device::FindBuiltinDevice(id));
+  };
+  const DeviceProfile* jetson = entry("jetson-agx-orin");
+  const DeviceProfile* gb10 = entry("gb10");
+  ASSERT_EQ(jetson->device, "jetson-agx-orin");  // its own entry, not GB10's family
+  const KernelParams* q4 = jetson->Find(KernelClass::kGemm, "w4a16");
+  ASSERT_NE(q4, nullptr);
+  EXPECT_NEAR(q4->bandwidth_efficiency, 43 * 2.824e9 / 204.8e9, 1e-4);
+  EXPECT_EQ(q4->compute_efficiency, gb10->Find(KernelClass::kGemm, "w4a16")->compute_efficiency);
+}
+
 TEST(DefaultEngine, FollowsTheIssuesRule) {
   const auto engine_of = [](std::string_view id) {
     return std::string(DefaultEngine(*device::FindBuiltinDevice(id)));
